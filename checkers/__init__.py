@@ -1,0 +1,1 @@
+"""Checkers: linearizability, amnesia safety, durability, white-box invariants and perf."""

@@ -1,0 +1,1 @@
+"""The ``fencepost`` command line: one module per subcommand."""

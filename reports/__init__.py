@@ -1,0 +1,1 @@
+"""HTML run reports, plots, timelines and the campaign index."""

@@ -1,0 +1,1 @@
+"""The reference replicated, sharded store that Fencepost tests (standard library only)."""

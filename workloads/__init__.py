@@ -1,0 +1,1 @@
+"""Workloads: clients and generators that drive the system and record histories."""
