@@ -14,6 +14,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        if self.line <= 0:
+            return f"{self.path}: {self.message}"
         return f"{self.path}:{self.line}: {self.message}"
 
 

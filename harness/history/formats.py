@@ -1,0 +1,132 @@
+"""Read and write histories in every supported format, with detection and validation.
+
+Formats: ``jsonl`` (native, read/write), ``edn`` (Jepsen, read/write), ``parquet`` (read/write),
+``porcupine-etcd`` and ``porcupine-kv`` (read only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from harness.history.edn import read_edn, write_edn
+from harness.history.errors import HistoryError, Problem
+from harness.history.jsonl import read_jsonl, write_jsonl
+from harness.history.op import Op
+from harness.history.parquet import read_parquet, write_parquet
+from harness.history.porcupine import _KV_LINE, read_porcupine_etcd, read_porcupine_kv
+from harness.history.validate import Validator
+
+Reader = Callable[[str | Path], Iterator[tuple[int, Op | Problem]]]
+
+READERS: dict[str, Reader] = {
+    "jsonl": read_jsonl,
+    "edn": read_edn,
+    "parquet": read_parquet,
+    "porcupine-etcd": read_porcupine_etcd,
+    "porcupine-kv": read_porcupine_kv,
+}
+WRITERS: dict[str, Callable[[Iterable[Op], str | Path], None]] = {
+    "jsonl": write_jsonl,
+    "edn": write_edn,
+    "parquet": write_parquet,
+}
+FORMATS = ("auto", *READERS)
+MAX_PROBLEMS = 50
+
+
+def detect_format(path: str | Path) -> str:
+    """Guess a history's format from its first bytes, then its extension.
+
+    Raises:
+        HistoryError: the file cannot be opened or its format is not recognised.
+    """
+    name = str(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except FileNotFoundError:
+        raise HistoryError([Problem(name, 0, "no such file")]) from None
+    except IsADirectoryError:
+        raise HistoryError([Problem(name, 0, "is a directory, not a history file")]) from None
+    except OSError as e:
+        raise HistoryError([Problem(name, 0, f"cannot read: {e.strerror}")]) from None
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    text = head.decode("utf-8", errors="replace").lstrip()
+    if b"jepsen.util" in head:
+        return "porcupine-etcd"
+    if text.startswith("{\""):
+        return "jsonl"
+    first_line = text.split("\n", 1)[0]
+    if _KV_LINE.match(first_line.rstrip("\r") + "\n") or _KV_LINE.match(first_line):
+        return "porcupine-kv"
+    if text[:1] in ("[", "(", "{", ";"):
+        return "edn"
+    by_suffix = {".jsonl": "jsonl", ".json": "jsonl", ".edn": "edn", ".parquet": "parquet"}
+    suffix = Path(name).suffix.lower()
+    if suffix in by_suffix:
+        return by_suffix[suffix]
+    if not text:
+        return "jsonl"
+    raise HistoryError([Problem(name, 1, "unrecognised history format: pass --format")])
+
+
+def iter_history(path: str | Path, fmt: str = "auto") -> Iterator[tuple[int, Op]]:
+    """Yield ``(line, op)`` for each op, validating as it goes.
+
+    Raises:
+        HistoryError: with every problem found (up to a cap), once the file has been read.
+    """
+    name = str(path)
+    if fmt == "auto":
+        fmt = detect_format(path)
+    reader = READERS.get(fmt)
+    if reader is None:
+        raise HistoryError([Problem(name, 0, f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")])
+    validator = Validator(name)
+    problems: list[Problem] = []
+    extra_problems = 0
+    try:
+        for line, item in reader(path):
+            found = [item] if isinstance(item, Problem) else list(validator.feed(line, item))
+            if found:
+                if len(problems) < MAX_PROBLEMS:
+                    problems.extend(found[: MAX_PROBLEMS - len(problems)])
+                extra_problems += max(0, len(found) - (MAX_PROBLEMS - len(problems)))
+                continue
+            if not problems:
+                assert isinstance(item, Op)
+                yield line, item
+    except FileNotFoundError:
+        raise HistoryError([Problem(name, 0, "no such file")]) from None
+    except IsADirectoryError:
+        raise HistoryError([Problem(name, 0, "is a directory, not a history file")]) from None
+    if problems:
+        if extra_problems:
+            problems.append(Problem(name, 0, f"... and {extra_problems} more problem(s)"))
+        raise HistoryError(problems)
+
+
+def load_history(path: str | Path, fmt: str = "auto") -> list[Op]:
+    """Read and validate a whole history.
+
+    Args:
+        path: the history file.
+        fmt: one of :data:`FORMATS`; ``auto`` detects it.
+
+    Raises:
+        HistoryError: every problem found, each naming ``file:line``.
+    """
+    return [op for _, op in iter_history(path, fmt)]
+
+
+def write_history(ops: Iterable[Op], path: str | Path, fmt: str | None = None) -> None:
+    """Write ops in ``fmt`` (by default chosen from the extension: .edn, .parquet, else JSONL)."""
+    if fmt is None:
+        suffix = Path(path).suffix.lower()
+        fmt = {".edn": "edn", ".parquet": "parquet"}.get(suffix, "jsonl")
+    writer = WRITERS.get(fmt)
+    if writer is None:
+        raise ValueError(f"cannot write format {fmt!r}; writable: {', '.join(WRITERS)}")
+    writer(ops, path)

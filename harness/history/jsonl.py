@@ -1,0 +1,91 @@
+"""Native JSON Lines histories: one op per line, flushed per op so a crash loses at most one op."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from harness.history.errors import Problem
+from harness.history.op import Op
+from harness.history.records import RecordError, op_from_record
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, Op | Problem]]:
+    """Yield ``(line number, op or problem)`` for each non-blank line of a JSONL file.
+
+    A line that is not a JSON object of op fields yields a :class:`Problem` naming ``path:line``;
+    reading goes on, so every bad line is reported. A truncated last line (a writer killed mid-op)
+    is one such problem.
+    """
+    name = str(path)
+    position = 0
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except UnicodeDecodeError as e:
+                yield lineno, Problem(name, lineno, f"not UTF-8 text: {e.reason}")
+                continue
+            except json.JSONDecodeError as e:
+                yield lineno, Problem(name, lineno, f"unparseable JSON: {e.msg} at column {e.colno}")
+                continue
+            try:
+                op = op_from_record(record, position)
+            except RecordError as e:
+                yield lineno, Problem(name, lineno, str(e))
+                continue
+            position += 1
+            yield lineno, op
+
+
+def op_to_json(op: Op) -> str:
+    """One op as a compact JSON line, without the newline."""
+    return json.dumps(op.to_dict(), separators=(",", ":"), default=str)
+
+
+class JsonlWriter:
+    """Append ops to a JSONL file, flushing each line so a killed writer leaves a readable history.
+
+    Args:
+        path: the file to write.
+        fsync: also fsync after every op (slower; survives a machine crash, not only a process crash).
+    """
+
+    def __init__(self, path: str | Path, *, fsync: bool = False) -> None:
+        self.path = Path(path)
+        self._fsync = fsync
+        self._fh: IO[str] = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+
+    def write(self, op: Op) -> None:
+        """Append one op and flush it."""
+        self._fh.write(op_to_json(op) + "\n")
+        self._fh.flush()
+        if self._fsync:
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        if not self._fh.closed:
+            self._fh.flush()
+            self._fh.close()
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def write_jsonl(ops: Iterable[Op], path: str | Path) -> None:
+    """Write ops to a new JSONL file (replacing any file there)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for op in ops:
+            fh.write(op_to_json(op) + "\n")
