@@ -13,7 +13,7 @@ An invocation with no completion counts as ``info``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 Process = int | str
@@ -22,7 +22,7 @@ Process = int | str
 NEMESIS = "nemesis"
 
 
-class OpType(str, Enum):
+class OpType(StrEnum):
     """The four kinds of history event."""
 
     INVOKE = "invoke"
