@@ -7,7 +7,7 @@ on its own, so one bad map does not hide the rest.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ def _split_forms(text: str) -> Iterator[tuple[int, str | None, str]]:
     closers = {"[": "]", "(": ")", "{": "}"}
     n, i, line = len(text), 0, 1
     stack: list[str] = []
+    opened_at: list[int] = []
     op_level = 0  # stack depth at which op maps stand: 1 inside a wrapper, else 0
     wrapper_state = "none"  # none | open | closed
     start, start_line = -1, 0
@@ -39,6 +40,7 @@ def _split_forms(text: str) -> Iterator[tuple[int, str | None, str]]:
             i = n if end < 0 else end
             continue
         elif c == '"':
+            string_line = line
             j = i + 1
             while j < n and text[j] != '"':
                 if text[j] == "\\":
@@ -47,7 +49,7 @@ def _split_forms(text: str) -> Iterator[tuple[int, str | None, str]]:
                     line += 1
                 j += 1
             if j >= n:
-                yield line, None, "unterminated string"
+                yield string_line, None, "unterminated string"
                 return
             i = j + 1
             continue
@@ -64,11 +66,13 @@ def _split_forms(text: str) -> Iterator[tuple[int, str | None, str]]:
                     return
                 start, start_line = i, line
             stack.append(c)
+            opened_at.append(line)
         elif c in "])}":
             if not stack or closers[stack[-1]] != c:
                 yield line, None, f"unbalanced {c!r}"
                 return
             stack.pop()
+            opened_at.pop()
             if start >= 0 and len(stack) == op_level:
                 yield start_line, text[start : i + 1], ""
                 start = -1
@@ -83,7 +87,7 @@ def _split_forms(text: str) -> Iterator[tuple[int, str | None, str]]:
             continue
         i += 1
     if stack:
-        yield line, None, f"unclosed {stack[-1]!r} at end of file"
+        yield opened_at[-1], None, f"unclosed {stack[-1]!r} at end of file"
 
 
 def plain(value: Any) -> Any:
@@ -92,9 +96,11 @@ def plain(value: Any) -> Any:
         return value.name
     if isinstance(value, edn_format.Symbol):
         return value.name
-    if isinstance(value, dict):
+    if isinstance(value, (str, bytes, int, float)) or value is None:
+        return value
+    if isinstance(value, Mapping):
         return {plain(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, edn_format.ImmutableList)):
         return [plain(v) for v in value]
     if isinstance(value, (set, frozenset)):
         return sorted((plain(v) for v in value), key=repr)

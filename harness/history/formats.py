@@ -72,8 +72,10 @@ def detect_format(path: str | Path) -> str:
     raise HistoryError([Problem(name, 1, "unrecognised history format: pass --format")])
 
 
-def iter_history(path: str | Path, fmt: str = "auto") -> Iterator[tuple[int, Op]]:
+def iter_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool = False) -> Iterator[tuple[int, Op]]:
     """Yield ``(line, op)`` for each op, validating as it goes.
+
+    ``allow_torn_tail`` (JSONL only) drops a torn last line, as a killed writer leaves.
 
     Raises:
         HistoryError: with every problem found (up to a cap), once the file has been read.
@@ -88,7 +90,8 @@ def iter_history(path: str | Path, fmt: str = "auto") -> Iterator[tuple[int, Op]
     problems: list[Problem] = []
     extra_problems = 0
     try:
-        for line, item in reader(path):
+        items = read_jsonl(path, allow_torn_tail=True) if allow_torn_tail and fmt == "jsonl" else reader(path)
+        for line, item in items:
             found = [item] if isinstance(item, Problem) else list(validator.feed(line, item))
             if found:
                 if len(problems) < MAX_PROBLEMS:
@@ -108,17 +111,18 @@ def iter_history(path: str | Path, fmt: str = "auto") -> Iterator[tuple[int, Op]
         raise HistoryError(problems)
 
 
-def load_history(path: str | Path, fmt: str = "auto") -> list[Op]:
+def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool = False) -> list[Op]:
     """Read and validate a whole history.
 
     Args:
         path: the history file.
         fmt: one of :data:`FORMATS`; ``auto`` detects it.
+        allow_torn_tail: drop a torn last JSONL line, as a killed writer leaves.
 
     Raises:
         HistoryError: every problem found, each naming ``file:line``.
     """
-    return [op for _, op in iter_history(path, fmt)]
+    return [op for _, op in iter_history(path, fmt, allow_torn_tail=allow_torn_tail)]
 
 
 def write_history(ops: Iterable[Op], path: str | Path, fmt: str | None = None) -> None:

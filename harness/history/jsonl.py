@@ -14,12 +14,13 @@ from harness.history.op import Op
 from harness.history.records import RecordError, op_from_record
 
 
-def read_jsonl(path: str | Path) -> Iterator[tuple[int, Op | Problem]]:
+def read_jsonl(path: str | Path, *, allow_torn_tail: bool = False) -> Iterator[tuple[int, Op | Problem]]:
     """Yield ``(line number, op or problem)`` for each non-blank line of a JSONL file.
 
     A line that is not a JSON object of op fields yields a :class:`Problem` naming ``path:line``;
     reading goes on, so every bad line is reported. A truncated last line (a writer killed mid-op)
-    is one such problem.
+    is one such problem, unless ``allow_torn_tail`` is set: then an unparseable last line with no
+    newline is dropped, as a crash can only have torn the op being written.
     """
     name = str(path)
     position = 0
@@ -33,6 +34,8 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, Op | Problem]]:
                 yield lineno, Problem(name, lineno, f"not UTF-8 text: {e.reason}")
                 continue
             except json.JSONDecodeError as e:
+                if allow_torn_tail and not raw.endswith(b"\n"):  # only the last line can lack one
+                    return
                 yield lineno, Problem(name, lineno, f"unparseable JSON: {e.msg} at column {e.colno}")
                 continue
             try:
