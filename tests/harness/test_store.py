@@ -49,13 +49,13 @@ def test_history_survives_a_killed_writer(tmp_path: Path) -> None:
         "    w.write(Op(i, i, p, OpType.OK, 'write', value=p)); i += 1\n"
         "    if i == 2000: print('ready', flush=True)\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", script, str(run.path)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        time.sleep(0.2)
-    finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
+    with subprocess.Popen([sys.executable, "-c", script, str(run.path)], stdout=subprocess.PIPE, text=True) as proc:
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            time.sleep(0.2)
+        finally:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
     ops = run.read_history()
     assert len(ops) >= 2000
     assert ops[:2] == [Op(0, 0, 0, OpType.INVOKE, "write", value=0), Op(1, 1, 0, OpType.OK, "write", value=0)]
