@@ -1,0 +1,32 @@
+# Fencepost: `make run` runs a short demo campaign and prints the verdict and report path;
+# `make test` runs every test. Both call `make setup`, which is idempotent.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.fencepost-installed
+STORE  ?= store
+
+.PHONY: setup run test lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+	@echo "setup: $(VENV) is ready"
+
+run: setup
+	@$(BIN)/python -m harness.demo --store $(STORE)
+
+test: setup
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy harness system nemesis checkers workloads reports
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
