@@ -11,8 +11,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import edn_format
-
 from harness.history.errors import Problem
 from harness.history.op import Op
 from harness.history.records import RecordError, op_from_record
@@ -90,8 +88,16 @@ def _split_forms(text: str) -> Iterator[tuple[int, str | None, str]]:
         yield opened_at[-1], None, f"unclosed {stack[-1]!r} at end of file"
 
 
+def _edn() -> Any:
+    """The edn-format module, imported on first use (it costs ~80 ms to import)."""
+    import edn_format
+
+    return edn_format
+
+
 def plain(value: Any) -> Any:
     """Convert edn-format values to plain Python: keywords to their names, vectors and lists to lists."""
+    edn_format = _edn()
     if isinstance(value, edn_format.Keyword):
         return value.name
     if isinstance(value, edn_format.Symbol):
@@ -110,6 +116,7 @@ def plain(value: Any) -> Any:
 def read_edn(path: str | Path) -> Iterator[tuple[int, Op | Problem]]:
     """Yield ``(line number, op or problem)`` for each op map in a Jepsen EDN file."""
     name = str(path)
+    edn_format = _edn()
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -135,6 +142,7 @@ def read_edn(path: str | Path) -> Iterator[tuple[int, Op | Problem]]:
 
 
 def _edn_value(value: Any, *, keyword: bool = False) -> Any:
+    edn_format = _edn()
     if keyword and isinstance(value, str):
         return edn_format.Keyword(value)
     if isinstance(value, dict):
@@ -146,6 +154,7 @@ def _edn_value(value: Any, *, keyword: bool = False) -> Any:
 
 def op_to_edn(op: Op) -> str:
     """One op as a Jepsen EDN map: ``type``, ``f`` and field names as keywords."""
+    edn_format = _edn()
     fields = op.to_dict()
     parts = []
     for k, v in fields.items():
