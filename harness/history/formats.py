@@ -86,13 +86,13 @@ def iter_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
     reader = READERS.get(fmt)
     if reader is None:
         raise HistoryError([Problem(name, 0, f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")])
-    validator = Validator(name)
+    feed = Validator(name).feed
     problems: list[Problem] = []
     extra_problems = 0
     try:
         items = read_jsonl(path, allow_torn_tail=True) if allow_torn_tail and fmt == "jsonl" else reader(path)
         for line, item in items:
-            found = [item] if isinstance(item, Problem) else list(validator.feed(line, item))
+            found = [item] if isinstance(item, Problem) else feed(line, item)
             if found:
                 if len(problems) < MAX_PROBLEMS:
                     problems.extend(found[: MAX_PROBLEMS - len(problems)])
