@@ -9,6 +9,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+import orjson
+
 from harness.history.errors import Problem
 from harness.history.op import Op
 from harness.history.records import RecordError, op_from_record
@@ -29,14 +31,11 @@ def read_jsonl(path: str | Path, *, allow_torn_tail: bool = False) -> Iterator[t
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw)
-            except UnicodeDecodeError as e:
-                yield lineno, Problem(name, lineno, f"not UTF-8 text: {e.reason}")
-                continue
-            except json.JSONDecodeError as e:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError:
                 if allow_torn_tail and not raw.endswith(b"\n"):  # only the last line can lack one
                     return
-                yield lineno, Problem(name, lineno, f"unparseable JSON: {e.msg} at column {e.colno}")
+                yield lineno, Problem(name, lineno, _json_problem(raw))
                 continue
             try:
                 op = op_from_record(record, position)
@@ -45,6 +44,19 @@ def read_jsonl(path: str | Path, *, allow_torn_tail: bool = False) -> Iterator[t
                 continue
             position += 1
             yield lineno, op
+
+
+def _json_problem(raw: bytes) -> str:
+    """Why a line is not JSON, in the standard library's words (it names the column)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"not UTF-8 text: {e.reason}"
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:
+        return f"unparseable JSON: {e.msg} at column {e.colno}"
+    return "unparseable JSON"
 
 
 def op_to_json(op: Op) -> str:

@@ -40,6 +40,9 @@ def _process(value: Any) -> int | str:
     raise RecordError(f"field 'process' must be an integer or \"nemesis\", got {value!r}")
 
 
+_CORE_SET = frozenset(CORE_FIELDS)
+
+
 def op_from_record(record: Mapping[str, Any], position: int) -> Op:
     """Turn one mapping into an :class:`Op`.
 
@@ -50,6 +53,31 @@ def op_from_record(record: Mapping[str, Any], position: int) -> Op:
     Raises:
         RecordError: a required field is missing or has the wrong type.
     """
+    # Fast path for well-formed records (the vast majority): exact type checks, no messages.
+    if type(record) is dict:
+        op_type = _TYPES.get(record.get("type"))  # type: ignore[arg-type]
+        index = record.get("index", position)
+        time = record.get("time", position)
+        process = record.get("process")
+        f = record.get("f")
+        if (
+            op_type is not None
+            and type(index) is int
+            and type(time) is int
+            and index >= 0
+            and time >= 0
+            and (type(process) is int or process == NEMESIS)
+            and type(f) is str
+            and f
+        ):
+            extra_keys = record.keys() - _CORE_SET
+            return Op(index, time, process, op_type, f, record.get("key"), record.get("value"),
+                      record.get("error"), {k: record[k] for k in extra_keys} if extra_keys else {})
+    return _op_from_record_checked(record, position)
+
+
+def _op_from_record_checked(record: Mapping[str, Any], position: int) -> Op:
+    """The slow path: the same rules, with a message naming the first field that breaks one."""
     if not isinstance(record, Mapping):
         raise RecordError(f"expected a map of op fields, got {type(record).__name__}")
     if "type" not in record:
