@@ -1,0 +1,63 @@
+"""A test's definition: what runs, against what, with which faults, for how long, from which seed."""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class TestConfig:
+    """Everything that defines a test run; stored whole as the run's test.json.
+
+    Attributes:
+        workload: register, log, set or bank.
+        nemesis: fault package names; empty for no faults.
+        nodes: number of data nodes.
+        tablets: number of tablets (shards).
+        backend: local or docker.
+        time_limit: seconds of the main phase.
+        concurrency: client workers.
+        rate: target operations per second across all workers (0 = as fast as possible).
+        seed: seeds the op generator and the nemesis schedule; the same seed gives the same schedule.
+        nemesis_interval: seconds between fault actions.
+        recovery: seconds to let the system recover after healing, before the final reads.
+        bug: injected bugs (names from system.bugs).
+        name: the test's name in the run store.
+        extra: free-form settings for backends and packages.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    workload: str = "register"
+    nemesis: list[str] = field(default_factory=list)
+    nodes: int = 3
+    tablets: int = 4
+    backend: str = "local"
+    time_limit: float = 30.0
+    concurrency: int = 10
+    rate: float = 200.0
+    seed: int = field(default_factory=lambda: secrets.randbelow(2**31))
+    nemesis_interval: float = 5.0
+    recovery: float = 5.0
+    bug: list[str] = field(default_factory=list)
+    name: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            faults = "+".join(self.nemesis) if self.nemesis else "none"
+            bug = f"-bug-{'+'.join(self.bug)}" if self.bug else ""
+            self.name = f"{self.workload}-{faults}{bug}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as test.json holds it."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TestConfig:
+        """Read a config back, ignoring fields this version does not know."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})

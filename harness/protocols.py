@@ -1,0 +1,173 @@
+"""The nouns of a test, as typing.Protocols: Backend, Client, Workload and Nemesis.
+
+Adding a backend, workload or fault means writing a new class that satisfies one of these, in a new
+file; the runtime never changes. Each method's docstring is its whole contract. (Checker lives in
+:mod:`checkers.api`, Model in :mod:`checkers.models`.)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from checkers.api import Checker
+from harness.config import TestConfig
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What a worker asks its client to do: ``f`` on ``key`` with ``value``."""
+
+    f: str
+    key: Any = None
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How an invocation ended: ``type`` is "ok", "fail" or "info"; ``value`` is the result."""
+
+    type: str
+    value: Any = None
+    error: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Runs the system under test somewhere (local processes, containers) and applies faults to it."""
+
+    name: str
+
+    async def setup(self, test: TestConfig, run_dir: Path) -> None:
+        """Start every process of the cluster and wait until it serves."""
+        ...
+
+    async def teardown(self) -> None:
+        """Stop everything and remove every fault, process, rule and mount. Safe to call twice."""
+        ...
+
+    def nodes(self) -> list[str]:
+        """The data nodes' names, in a stable order."""
+        ...
+
+    def cluster_info(self) -> dict[str, Any]:
+        """What a client needs to reach the cluster (addresses, tablets, routing)."""
+        ...
+
+    async def kill(self, node: str) -> None:
+        """SIGKILL a process (a node, or "operator"/"master")."""
+        ...
+
+    async def start(self, node: str) -> None:
+        """Start a killed process again, with its data."""
+        ...
+
+    async def pause(self, node: str) -> None:
+        """Freeze a process (SIGSTOP)."""
+        ...
+
+    async def resume(self, node: str) -> None:
+        """Thaw a paused process (SIGCONT)."""
+        ...
+
+    async def wipe(self, node: str) -> None:
+        """Kill a node, delete its data directory, and start it again (amnesia)."""
+        ...
+
+    async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
+        """Drop traffic so that each node in ``grudge`` cannot reach the nodes listed for it."""
+        ...
+
+    async def heal_network(self) -> None:
+        """Remove every network fault."""
+        ...
+
+    async def collect(self, run_dir: Path) -> None:
+        """Copy node logs, event logs and final state dumps into ``run_dir/nodes/<node>/``."""
+        ...
+
+
+@runtime_checkable
+class Client(Protocol):
+    """One worker's connection to the system (Jepsen's client). An exception in ``invoke`` is info."""
+
+    async def open(self, backend: Backend) -> None:
+        """Connect to the cluster."""
+        ...
+
+    async def invoke(self, op: Invocation) -> Outcome:
+        """Perform one operation and say how it ended: ok, fail (definitely not applied) or info."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+class OpSource(Protocol):
+    """Hands out the next operation for a worker (the workload's generator)."""
+
+    def next_op(self, worker: int) -> Invocation | None:
+        """The next operation for ``worker``, or None when the worker has nothing more to do."""
+        ...
+
+
+@runtime_checkable
+class Workload(Protocol):
+    """A client, its operation generator, its final reads and the checkers that judge the history."""
+
+    name: str
+
+    def client(self) -> Client:
+        """A fresh client for one worker."""
+        ...
+
+    def generator(self, rng: random.Random, concurrency: int) -> OpSource:
+        """The operation source for the main phase, deterministic for a given ``rng``."""
+        ...
+
+    def final_ops(self) -> list[Invocation]:
+        """Operations run after healing, to observe the final state (may be empty)."""
+        ...
+
+    def checkers(self) -> list[Checker]:
+        """The checkers that judge this workload's history."""
+        ...
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """One scheduled fault: which package, and how its targets are chosen (e.g. "minority")."""
+
+    package: str
+    target: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Nemesis(Protocol):
+    """A fault package (Jepsen's combined nemesis): the fault, its choices, its heal step, its shading."""
+
+    name: str
+    color: str
+    """The colour plots shade this fault's windows with."""
+
+    def targets(self) -> Sequence[str]:
+        """The target choices the schedule may draw from, e.g. ("one", "minority", "leader")."""
+        ...
+
+    async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+        """Begin the fault; return a JSON-ready description (resolved targets) for the history."""
+        ...
+
+    async def stop(self, backend: Backend) -> dict[str, Any]:
+        """End the fault begun by the last ``start``; return a description."""
+        ...
+
+    async def heal(self, backend: Backend) -> None:
+        """Undo anything this package may have left, whatever state it is in. Safe to call twice."""
+        ...

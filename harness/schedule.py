@@ -1,0 +1,62 @@
+"""The nemesis schedule: when each fault starts and stops, and how its targets are chosen.
+
+It is computed up front from the seed alone, so the same seed gives the same schedule on every
+backend. Targets that depend on the running system (such as "the leader") are resolved when the
+fault starts, with a random generator seeded per fault, and recorded in the history.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from harness.protocols import FaultSpec
+
+
+@dataclass(frozen=True)
+class ScheduledFault:
+    """One fault window: start ``at`` seconds into the test, stop ``duration`` seconds later."""
+
+    at: float
+    duration: float
+    spec: FaultSpec
+    seed: int
+    """Seeds the random choices made when the fault starts (e.g. which random half)."""
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready form, as test.json stores it."""
+        return {"at": self.at, "duration": self.duration, "package": self.spec.package,
+                "target": self.spec.target, "seed": self.seed}
+
+
+def nemesis_schedule(
+    seed: int, targets: Mapping[str, Sequence[str]], time_limit: float, interval: float
+) -> list[ScheduledFault]:
+    """Alternate quiet gaps and fault windows until the time limit, one fault at a time.
+
+    Args:
+        seed: the test's seed.
+        targets: each fault package's name and its target choices, e.g. ``{"kill": ["one", "leader"]}``.
+        time_limit: seconds of the main phase; every window closes before it.
+        interval: the mean length of gaps and windows, in seconds (each drawn from 0.5x to 1.5x).
+
+    Returns:
+        The windows in time order; empty when there are no packages.
+    """
+    if not targets or interval <= 0:
+        return []
+    rng = random.Random(f"fencepost-nemesis:{seed}")
+    names = sorted(targets)
+    schedule: list[ScheduledFault] = []
+    t = rng.uniform(0.5, 1.5) * interval
+    while True:
+        duration = round(rng.uniform(0.5, 1.5) * interval, 3)
+        if t + duration >= time_limit:
+            break
+        package = rng.choice(names)
+        choices = list(targets[package]) or ["default"]
+        spec = FaultSpec(package, rng.choice(choices))
+        schedule.append(ScheduledFault(round(t, 3), duration, spec, rng.randrange(2**31)))
+        t += duration + rng.uniform(0.5, 1.5) * interval
+    return schedule
