@@ -1,0 +1,330 @@
+"""One tablet's replica on one node: its log, consensus state, durability and the follower-side RPCs.
+
+Statuses: ``fenced`` (replicates nothing until told), ``follower`` (accepts entries from the leader of
+its epoch), ``leader`` (see :mod:`system.leader`), ``damaged`` (its files failed verification: it answers
+nothing but ``dump`` and ``hello``). A replica loads as ``fenced`` whatever it was before a restart.
+
+Files under ``DIR/tablets/<tablet>/``: ``wal`` (see :mod:`system.wal`) and ``state.json`` (epoch, status,
+head, commit, leader, written atomically). The epoch is durable before any reply that depends on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from typing import TYPE_CHECKING, Any
+
+from system import rules, statefile
+from system.events import EventLog
+from system.kv import KvState
+from system.rules import NO_ENTRY, EntryId
+from system.wal import Entry, Wal, WalDamaged
+from system.wire import RpcError
+
+if TYPE_CHECKING:
+    from system.leader import LeaderRole
+
+
+class TabletReplica:
+    """State and follower-side behaviour of one tablet replica."""
+
+    def __init__(self, tablet: int, directory: str, node_id: str, events: EventLog) -> None:
+        self.tablet = tablet
+        self.dir = directory
+        self.node_id = node_id
+        self.events = events
+        self.status = "fenced"
+        self.epoch = -1
+        self.leader_id: str | None = None
+        self.log: list[Entry] = []
+        self.durable = -1
+        self.commit = -1
+        self.kv = KvState()
+        self.results: dict[int, dict[str, Any]] = {}
+        self.damage: str | None = None
+        self.wal: Wal | None = None
+        self.role: LeaderRole | None = None
+        self.lock = asyncio.Lock()
+        self._state_lock = asyncio.Lock()
+        self._persisted_commit = -1
+        self._sync_wanted = asyncio.Event()
+        self._synced = asyncio.Event()
+        self._unwritten: list[Entry] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    # --- loading and persistence ----------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, tablet: int, directory: str, node_id: str, events: EventLog) -> TabletReplica:
+        """Open a replica from disk; damage is recorded in ``status``/``damage``, never repaired."""
+        r = cls(tablet, directory, node_id, events)
+        state = statefile.read_json(os.path.join(directory, "state.json")) or {}
+        r.epoch = int(state.get("epoch", -1))
+        r.leader_id = state.get("leader")
+        durable_commit = int(state.get("commit", -1))
+        try:
+            r.wal, r.log = Wal.open(os.path.join(directory, "wal"))
+        except WalDamaged as e:
+            r.mark_damaged(f"wal: {e}")
+            return r
+        r.durable = len(r.log) - 1
+        if r.durable < durable_commit:
+            r.mark_damaged(f"log ends at offset {r.durable}, below the durable commit index {durable_commit}")
+            return r
+        r.commit = durable_commit
+        r._persisted_commit = durable_commit
+        for entry in r.log[: durable_commit + 1]:
+            r.kv.apply(entry["o"], entry["v"])
+        events.emit("tablet_loaded", tablet=tablet, epoch=r.epoch, head=list(r.head), commit=r.commit,
+                    was=state.get("status"))
+        return r
+
+    @classmethod
+    def create(cls, tablet: int, directory: str, node_id: str, events: EventLog) -> TabletReplica:
+        """Create an empty replica on disk."""
+        os.makedirs(directory, exist_ok=True)
+        statefile.write_atomic(os.path.join(directory, "state.json"),
+                               {"epoch": -1, "status": "fenced", "head": list(NO_ENTRY), "commit": -1,
+                                "leader": None})
+        events.emit("tablet_created", tablet=tablet)
+        return cls.load(tablet, directory, node_id, events)
+
+    def mark_damaged(self, reason: str) -> None:
+        """Refuse to serve this tablet from now on."""
+        self.status = "damaged"
+        self.damage = reason
+        self.events.emit("tablet_damaged", tablet=self.tablet, reason=reason)
+
+    def state_record(self) -> dict[str, Any]:
+        """The consensus state as written to ``state.json``."""
+        return {"epoch": self.epoch, "status": self.status, "head": list(self.head), "commit": self.commit,
+                "leader": self.leader_id}
+
+    async def persist(self) -> None:
+        """Write ``state.json`` atomically with the current state (ordered across callers)."""
+        async with self._state_lock:
+            rec = self.state_record()
+            await asyncio.to_thread(statefile.write_atomic, os.path.join(self.dir, "state.json"), rec)
+            self._persisted_commit = max(self._persisted_commit, rec["commit"])
+
+    async def set_epoch_durably(self, epoch: int) -> None:
+        """Adopt ``epoch`` and write it before any other coroutine can append under it."""
+        async with self._state_lock:
+            self.epoch = epoch
+            statefile.write_atomic(os.path.join(self.dir, "state.json"), self.state_record())
+        self.events.emit("epoch_adopted", tablet=self.tablet, epoch=epoch, status=self.status)
+
+    async def persist_commit_if_moved(self) -> None:
+        """Background checkpoint of the commit index (it is not needed on the write path)."""
+        if self.status != "damaged" and self.commit > self._persisted_commit:
+            await self.persist()
+
+    # --- log, durability, apply -----------------------------------------------------------------------
+
+    @property
+    def head(self) -> EntryId:
+        """The last entry id in the log."""
+        return (self.log[-1]["e"], self.log[-1]["o"]) if self.log else NO_ENTRY
+
+    def entry_id(self, offset: int) -> EntryId:
+        """The id of the entry at ``offset`` (NO_ENTRY for -1)."""
+        return (self.log[offset]["e"], offset) if offset >= 0 else NO_ENTRY
+
+    def append_local(self, entries: list[Entry]) -> None:
+        """Add entries to the log; they are written and fsynced by the flusher (group commit)."""
+        self.log.extend(entries)
+        self._unwritten.extend(entries)
+        self._sync_wanted.set()
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._flush_loop())
+
+    async def wait_durable(self, offset: int) -> None:
+        """Wait until the log is fsynced at least to ``offset``."""
+        while self.durable < offset:
+            if self.status == "damaged":
+                raise RpcError("tablet_damaged", self.damage or "")
+            self._sync_wanted.set()
+            self._synced.clear()
+            await self._synced.wait()
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await self._sync_wanted.wait()
+            self._sync_wanted.clear()
+            batch, self._unwritten = self._unwritten, []
+            target = len(self.log) - 1
+            wal = self.wal
+            assert wal is not None
+            try:
+                await asyncio.to_thread(self._write_and_sync, wal, batch)
+            except OSError as e:
+                self.mark_damaged(f"wal write failed: {e}")
+                self._synced.set()
+                return
+            self.durable = max(self.durable, min(target, len(self.log) - 1))
+            self._synced.set()
+            if self.role is not None:
+                self.role.on_progress()
+
+    @staticmethod
+    def _write_and_sync(wal: Wal, batch: list[Entry]) -> None:
+        wal.append(batch)
+        wal.sync()
+
+    def advance_commit(self, new_commit: int) -> None:
+        """Move the commit index forward and apply the newly committed entries, in order."""
+        new_commit = min(new_commit, len(self.log) - 1)
+        if new_commit <= self.commit:
+            return
+        keep = self.role is not None
+        for off in range(self.commit + 1, new_commit + 1):
+            result = self.kv.apply(off, self.log[off]["v"])
+            if keep:
+                self.results[off] = result
+        self.events.emit("commit", tablet=self.tablet, epoch=self.epoch, commit=new_commit,
+                         entry=list(self.entry_id(new_commit)))
+        self.commit = new_commit
+
+    # --- RPCs common to every role --------------------------------------------------------------------
+
+    def check_serving(self) -> None:
+        """Raise ``tablet_damaged`` if this replica must not serve."""
+        if self.status == "damaged":
+            raise RpcError("tablet_damaged", self.damage or "damaged")
+
+    async def fence(self, epoch: int) -> dict[str, Any]:
+        """Fence Request: stop replicating, adopt ``epoch`` durably, report the head index."""
+        self.check_serving()
+        async with self.lock:
+            if not rules.fence_allowed(self.epoch, self.status, epoch):
+                raise RpcError("stale_epoch", f"fence for epoch {epoch}, replica is at {self.epoch} ({self.status})",
+                               epoch=self.epoch)
+            if self.role is not None:
+                self.role.stop("fenced")
+                self.role = None
+            self.epoch, self.status, self.leader_id = epoch, "fenced", None
+            await self.persist()
+            self.events.emit("fenced", tablet=self.tablet, epoch=epoch, head=list(self.head), commit=self.commit)
+            return {"head": list(self.head), "commit": self.commit}
+
+    def _check_leader_request(self, epoch: int, leader: str) -> None:
+        if self.status == "fenced" and epoch == self.epoch:
+            return
+        if self.status == "follower" and (epoch == self.epoch or (epoch > self.epoch and leader == self.leader_id)):
+            return
+        raise RpcError("stale_epoch" if epoch < self.epoch else "not_follower",
+                       f"request from {leader} at epoch {epoch}; replica is {self.status} at {self.epoch}",
+                       epoch=self.epoch)
+
+    async def _follow(self, epoch: int, leader: str) -> None:
+        if self.status != "follower" or self.epoch != epoch or self.leader_id != leader:
+            self.status, self.epoch, self.leader_id = "follower", epoch, leader
+            await self.persist()
+            self.events.emit("following", tablet=self.tablet, epoch=epoch, leader=leader, head=list(self.head))
+
+    async def truncate(self, epoch: int, leader: str, point: EntryId) -> dict[str, Any]:
+        """Truncate Request: keep the entries with ids at or below ``point``; reply with the new head."""
+        self.check_serving()
+        async with self.lock:
+            self._check_leader_request(epoch, leader)
+            keep = rules.kept_prefix([(e["e"], e["o"]) for e in self.log], point)
+            if keep - 1 < self.commit:
+                self.events.emit("truncate_refused", tablet=self.tablet, point=list(point), commit=self.commit)
+                raise RpcError("truncate_below_commit", f"cut to {keep - 1} is below commit {self.commit}")
+            await self.wait_durable(len(self.log) - 1)
+            if keep < len(self.log):
+                assert self.wal is not None
+                await asyncio.to_thread(self.wal.truncate_after, keep - 1)
+                del self.log[keep:]
+                self.durable = min(self.durable, keep - 1)
+            await self._follow(epoch, leader)
+            self.events.emit("truncated", tablet=self.tablet, epoch=epoch, point=list(point), head=list(self.head))
+            return {"head": list(self.head)}
+
+    async def add_entries(self, epoch: int, leader: str, prev: EntryId | None, entries: list[Entry],
+                          commit: int) -> dict[str, Any]:
+        """Add Entry Request: append a batch that continues the log at ``prev``; ack once fsynced.
+
+        ``prev`` None is a probe: it only makes this replica a follower and reports its head.
+        """
+        self.check_serving()
+        async with self.lock:
+            self._check_leader_request(epoch, leader)
+            await self._follow(epoch, leader)
+            if prev is None:
+                return {"head": list(self.head)}
+            if not rules.continues_log(self.head, prev) or (self.head != prev and not entries):
+                raise RpcError("log_mismatch", f"batch continues {list(prev)}, head is {list(self.head)}",
+                               head=list(self.head))
+            if self.head != prev:
+                # Only reachable under bug gap-ack: acknowledge what we do not hold.
+                return {"head": [entries[-1]["e"], entries[-1]["o"]] if entries else list(self.head)}
+            if entries:
+                self.append_local(entries)
+                await self.wait_durable(len(self.log) - 1)
+            self.advance_commit(commit)
+            return {"head": list(self.head)}
+
+    def confirm(self, epoch: int) -> dict[str, Any]:
+        """Leadership confirmation for reads: ok while no election newer than ``epoch`` fenced us."""
+        self.check_serving()
+        if self.epoch > epoch:
+            raise RpcError("stale_epoch", f"replica is at epoch {self.epoch}", epoch=self.epoch)
+        return {"epoch": self.epoch}
+
+    async def install_snapshot(self, epoch: int, entries: list[Entry], commit: int) -> dict[str, Any]:
+        """Snapshot Request: replace the log with the leader's, adopt ``epoch`` and stay fenced."""
+        async with self.lock:
+            if self.status != "damaged" and self.epoch >= epoch:
+                raise RpcError("stale_epoch", f"replica already at epoch {self.epoch}", epoch=self.epoch)
+            if self.role is not None:
+                self.role.stop("snapshot")
+                self.role = None
+            if self.wal is None:
+                # Repairing a damaged replica is tablet copy's job (a later issue), not a snapshot's.
+                raise RpcError("tablet_damaged", "cannot install a snapshot over a damaged tablet")
+            await asyncio.to_thread(self.wal.replace, entries)
+            self.log = list(entries)
+            self.durable = len(self.log) - 1
+            self.kv = KvState()
+            self.results = {}
+            self.commit = -1
+            self.epoch, self.status, self.leader_id = epoch, "fenced", None
+            self.advance_commit(commit)
+            await self.persist()
+            self.events.emit("snapshot_installed", tablet=self.tablet, epoch=epoch, head=list(self.head),
+                             commit=self.commit)
+            return {"head": list(self.head)}
+
+    def summary(self) -> dict[str, Any]:
+        """What a heartbeat reports: status, epoch, head, commit, leader and active followers."""
+        out = {"status": self.status, "epoch": self.epoch, "head": list(self.head) if self.status != "damaged"
+               else None, "commit": self.commit, "leader": self.leader_id}
+        if self.role is not None:
+            out["followers"] = self.role.follower_ids()
+            out["ensemble"] = list(self.role.ensemble)
+        if self.damage:
+            out["damage"] = self.damage
+        return out
+
+    def dump(self) -> dict[str, Any]:
+        """Everything a checker needs: the summary plus the log and the applied key-value state."""
+        return {**self.summary(), "entries": self.log, "kv": self.kv.data, "applied": self.kv.applied}
+
+    async def close(self) -> None:
+        """Stop background work, checkpoint the commit index and close the WAL."""
+        if self.role is not None:
+            self.role.stop("shutdown")
+            self.role = None
+        if self._flusher is not None:
+            self._flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._flusher
+        with contextlib.suppress(Exception):
+            if self._unwritten and self.wal is not None:
+                self._write_and_sync(self.wal, self._unwritten)
+                self._unwritten = []
+            await self.persist_commit_if_moved()
+        if self.wal is not None:
+            self.wal.close()

@@ -1,0 +1,165 @@
+"""Every rule of the replication protocol, each in one pure function.
+
+Nodes and the operator call these and nothing else to make a protocol decision, so a deliberate bug
+(:mod:`system.bugs`) is one line here. Entry ids are ``(epoch, offset)`` pairs compared epoch first;
+``NO_ENTRY`` is the head of an empty log.
+
+Shard metadata (see :mod:`system.operator.shard`) is a dict with ``epoch``, ``status``, ``leader``,
+``ensemble`` and ``reconfig`` (``None`` or ``{"op": "swap"|"expand"|"contract", "old", "new",
+"phase": "prepare"|"commit"}``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from system import bugs
+
+EntryId = tuple[int, int]
+NO_ENTRY: EntryId = (-1, -1)
+
+
+def eid(value: Sequence[int] | None) -> EntryId:
+    """An entry id from its JSON form (a two-item list), or NO_ENTRY for None."""
+    if value is None:
+        return NO_ENTRY
+    return (int(value[0]), int(value[1]))
+
+
+def majority(n: int) -> int:
+    """How many members of an ensemble of ``n`` make a majority."""
+    return n // 2 + 1
+
+
+# --- Election -------------------------------------------------------------------------------------------
+
+
+def fencing_ensemble(meta: Mapping[str, Any]) -> list[str]:
+    """The nodes an election must fence: the ensemble plus the new node of a stalled swap or expand.
+
+    Including the new node stops a stalled swap from leaving two disjoint majorities replicating.
+    """
+    nodes = list(meta["ensemble"])
+    rc = meta.get("reconfig")
+    if rc and rc["op"] in ("swap", "expand") and rc["new"] not in nodes:
+        if bugs.enabled("fence-current-ensemble-only"):
+            return nodes
+        nodes.append(rc["new"])
+    return nodes
+
+
+def final_ensemble(meta: Mapping[str, Any]) -> list[str]:
+    """The ensemble an election completes to: a reconfiguration stalled in COMMIT is applied, one
+    stalled in PREPARE is abandoned. Leader and followers are chosen only from this ensemble."""
+    nodes = list(meta["ensemble"])
+    rc = meta.get("reconfig")
+    if not rc or rc["phase"] != "commit":
+        return nodes
+    if rc["op"] in ("swap", "contract"):
+        nodes = [n for n in nodes if n != rc["old"]]
+    if rc["op"] in ("swap", "expand") and rc["new"] not in nodes:
+        nodes.append(rc["new"])
+    return nodes
+
+
+def fence_quorum_reached(responded: Iterable[str], meta: Mapping[str, Any]) -> bool:
+    """True once the fence responses cover a majority of the fencing ensemble, and (defensively) a
+    majority of both the current and the final ensemble, so every quorum that could have committed
+    an entry under either configuration has been fenced and reported its head."""
+    got = set(responded)
+    if bugs.enabled("become-leader-before-followers"):
+        return len(got) >= 1
+    for group in (fencing_ensemble(meta), list(meta["ensemble"]), final_ensemble(meta)):
+        if len(got & set(group)) < majority(len(group)):
+            return False
+    return True
+
+
+def choose_leader(heads: Mapping[str, EntryId], final: Sequence[str]) -> str | None:
+    """The new leader: the node of the final ensemble with the highest head index (ties: the first in
+    ensemble order, which spreads the leaders of new tablets across nodes)."""
+    candidates = [n for n in final if n in heads]
+    if not candidates:
+        return None
+    if bugs.enabled("leader-not-highest-head"):
+        return min(candidates, key=lambda n: heads[n])
+    return max(candidates, key=lambda n: heads[n])  # max keeps the first of equals
+
+
+def fence_allowed(node_epoch: int, node_status: str, request_epoch: int) -> bool:
+    """A node accepts a fence for a newer epoch, or a repeat of the one that fenced it."""
+    return request_epoch > node_epoch or (request_epoch == node_epoch and node_status == "fenced")
+
+
+# --- Truncation ------------------------------------------------------------------------------------------
+
+
+def truncation_point(leader_log_epochs: Sequence[int], follower_head: EntryId) -> EntryId | None:
+    """Where a follower must truncate before its follow cursor starts, or None if it need not.
+
+    ``leader_log_epochs[o]`` is the epoch of the leader's entry at offset ``o``. A follower keeps the
+    entries whose ids are at or below the returned id.
+    - Follower head epoch below the leader head epoch: it may hold dirty entries; cut to the highest
+      leader entry at or below the follower's head epoch (and not above the follower's head).
+    - Follower head above the leader head: cut to the leader's head.
+    """
+    leader_head = (leader_log_epochs[-1], len(leader_log_epochs) - 1) if leader_log_epochs else NO_ENTRY
+    if follower_head[0] < leader_head[0]:
+        point = NO_ENTRY
+        for off in range(min(len(leader_log_epochs) - 1, follower_head[1]), -1, -1):
+            if leader_log_epochs[off] <= follower_head[0]:
+                point = (leader_log_epochs[off], off)
+                break
+        return min(point, follower_head)
+    if follower_head > leader_head:
+        return leader_head
+    return None
+
+
+def kept_prefix(log_ids: Sequence[EntryId], point: EntryId) -> int:
+    """How many entries a follower keeps when truncating to ``point``: those with ids at or below it."""
+    n = 0
+    while n < len(log_ids) and log_ids[n] <= point:
+        n += 1
+    return n
+
+
+# --- Replication and commit -------------------------------------------------------------------------------
+
+
+def continues_log(follower_head: EntryId, prev: EntryId) -> bool:
+    """A follower appends a batch only if the batch continues its log exactly at its head: the
+    leader's id for the entry before the batch equals the follower's head (no gap, no overlap)."""
+    if bugs.enabled("gap-ack"):
+        return True
+    return follower_head == prev
+
+
+def can_commit(candidate: int, candidate_epoch: int, current_epoch: int, confirmed: Sequence[int],
+               ensemble_size: int) -> bool:
+    """May the leader commit up to offset ``candidate``?
+
+    - a majority of the ensemble has confirmed it (``confirmed`` holds the leader's own durable head
+      and each follower's last confirmed offset; a confirmed offset implies its whole log prefix);
+    - its epoch is the current epoch: earlier epochs' entries commit only indirectly, under a later one.
+    """
+    acks = sum(1 for c in confirmed if c >= candidate)
+    if acks < majority(ensemble_size):
+        return False
+    return candidate_epoch == current_epoch or bugs.enabled("commit-prior-epoch")
+
+
+def commit_candidate(confirmed: Sequence[int], ensemble_size: int) -> int:
+    """The highest offset a majority has confirmed (-1 if none)."""
+    q = majority(ensemble_size)
+    ranked = sorted(confirmed, reverse=True)
+    return ranked[q - 1] if len(ranked) >= q else -1
+
+
+def safe_to_contract(commit: int, confirmed_remaining: Sequence[int], new_size: int) -> bool:
+    """A contract may drop a node only if the commit index, recomputed over the remaining ensemble,
+    is not lower than it is now (else some committed entries would fall below a majority)."""
+    if bugs.enabled("contract-below-commit"):
+        return True
+    return commit_candidate(confirmed_remaining, new_size) >= commit
