@@ -58,6 +58,10 @@ class Backend(Protocol):
         """What a client needs to reach the cluster (addresses, tablets, routing)."""
         ...
 
+    async def leaders(self) -> dict[int, str]:
+        """Each tablet's current leader, as far as the control plane knows (tablets without one omitted)."""
+        ...
+
     async def kill(self, node: str) -> None:
         """SIGKILL a process (a node, or "operator"/"master")."""
         ...

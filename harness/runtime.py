@@ -1,0 +1,140 @@
+"""A test's lifecycle, as in Jepsen: set up, run clients and faults, heal, recover, read, tear down.
+
+Teardown always runs: on success, on an exception, on Ctrl-C (asyncio cancels the main task) and on
+SIGTERM (which this module turns into the same cancellation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import signal
+import time
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+
+from harness.config import TestConfig
+from harness.generator import RateLimiter
+from harness.history.op import Op
+from harness.protocols import Backend, Nemesis, Workload
+from harness.recorder import Recorder
+from harness.schedule import ScheduledFault, nemesis_schedule
+from harness.store import RunDir
+from harness.workers import Tally, client_worker, invoke_and_record
+
+FINAL_PROCESS_BASE = 1_000_000
+"""Final reads run as processes numbered from here, apart from every worker's."""
+
+Progress = Callable[[Tally, float, float], None]
+"""Called about twice a second with (tally, seconds elapsed, seconds in the main phase)."""
+
+
+def schedule_for(config: TestConfig, packages: Mapping[str, Nemesis]) -> list[ScheduledFault]:
+    """The test's nemesis schedule, from its seed."""
+    targets = {name: list(pkg.targets()) for name, pkg in packages.items()}
+    return nemesis_schedule(config.seed, targets, config.time_limit, config.nemesis_interval)
+
+
+async def _progress_loop(progress: Progress, tally: Tally, started: float, total: float) -> None:
+    while True:
+        progress(tally, time.monotonic() - started, total)
+        await asyncio.sleep(0.5)
+
+
+async def execute(
+    config: TestConfig, backend: Backend, workload: Workload, packages: Mapping[str, Nemesis], run: RunDir,
+    *, progress: Progress | None = None, op_timeout: float = 5.0,
+) -> list[Op]:
+    """Run the test against ``backend`` and return its history (also written to the run dir).
+
+    Steps: set up the cluster; start the client workers and the nemesis; run until the time limit;
+    heal every fault; let the system recover; run the final reads; collect logs and dumps; tear down.
+    """
+    main_task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    with suppress(NotImplementedError, RuntimeError):
+        if main_task is not None:
+            loop.add_signal_handler(signal.SIGTERM, main_task.cancel)
+    recorder = Recorder(run.history_path)
+    tally = Tally()
+    schedule = schedule_for(config, packages)
+    (run.path / "schedule.json").write_text(json.dumps([w.to_dict() for w in schedule], indent=1) + "\n")
+    side_tasks: list[asyncio.Task[None]] = []
+    try:
+        await backend.setup(config, run.path)
+        rng = random.Random(f"fencepost-workload:{config.seed}")
+        source = workload.generator(rng, config.concurrency)
+        limiter = RateLimiter(config.rate)
+        started = time.monotonic()
+        deadline = started + config.time_limit
+        if progress is not None:
+            side_tasks.append(asyncio.create_task(_progress_loop(progress, tally, started, config.time_limit)))
+        from harness.nemesis_runner import run_schedule
+
+        nemesis_task = asyncio.create_task(run_schedule(schedule, packages, backend, recorder, started, tally))
+        side_tasks.append(nemesis_task)
+        workers = [
+            asyncio.create_task(client_worker(w, config.concurrency, workload, source, backend, recorder,
+                                              limiter, deadline, op_timeout, tally))
+            for w in range(config.concurrency)
+        ]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+        if not nemesis_task.done():
+            nemesis_task.cancel()
+        with suppress(asyncio.CancelledError):
+            await nemesis_task
+        await _heal(backend, packages)
+        await asyncio.sleep(config.recovery)
+        await _final_reads(workload, backend, recorder, op_timeout, tally)
+        await backend.collect(run.path)
+    finally:
+        for task in side_tasks:
+            task.cancel()
+        await asyncio.gather(*side_tasks, return_exceptions=True)
+        try:
+            await asyncio.shield(_heal_and_teardown(backend, packages))
+        finally:
+            recorder.close()
+    return recorder.ops
+
+
+async def _heal(backend: Backend, packages: Mapping[str, Nemesis]) -> None:
+    for package in packages.values():
+        await package.heal(backend)
+    await backend.heal_network()
+
+
+async def _heal_and_teardown(backend: Backend, packages: Mapping[str, Nemesis]) -> None:
+    try:
+        with suppress(Exception):
+            await asyncio.wait_for(_heal(backend, packages), 30)
+    finally:
+        await backend.teardown()
+
+
+async def _final_reads(workload: Workload, backend: Backend, recorder: Recorder, op_timeout: float,
+                       tally: Tally) -> None:
+    final_ops = workload.final_ops()
+    if not final_ops:
+        return
+    process = FINAL_PROCESS_BASE
+    holder = [workload.client()]
+    await holder[0].open(backend)
+    try:
+        for op in final_ops:
+            for _attempt in range(5):  # a final read that times out is retried as a new process
+                outcome = await invoke_and_record(holder, process, op, recorder, op_timeout, tally)
+                if outcome.type != "info":
+                    break
+                process += 1
+                await holder[0].close()
+                holder[0] = workload.client()
+                await holder[0].open(backend)
+    finally:
+        await holder[0].close()

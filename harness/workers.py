@@ -1,0 +1,73 @@
+"""Client workers: each drives one client through the generator, recording every invocation and outcome.
+
+Jepsen's rules: an exception or timeout in a client is ``info``; a process whose op ended in ``info``
+never invokes again, so the worker carries on under a new process number (``+ concurrency``) with a
+fresh client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from harness.generator import RateLimiter
+from harness.history.op import OpType
+from harness.protocols import Backend, Invocation, OpSource, Outcome, Workload
+from harness.recorder import Recorder
+
+_TYPES = {"ok": OpType.OK, "fail": OpType.FAIL, "info": OpType.INFO}
+
+
+@dataclass
+class Tally:
+    """Live counts for the progress display."""
+
+    outcomes: Counter[str] = field(default_factory=Counter)
+    active_faults: set[str] = field(default_factory=set)
+
+
+async def invoke_and_record(
+    client_holder: list, process: int, op: Invocation, recorder: Recorder, timeout: float, tally: Tally,
+) -> Outcome:
+    """Record the invocation, run it with a deadline, record the completion, and return the outcome."""
+    recorder.record(process, OpType.INVOKE, op.f, op.key, op.value)
+    try:
+        outcome = await asyncio.wait_for(client_holder[0].invoke(op), timeout)
+        if outcome.type not in _TYPES:
+            outcome = Outcome("info", None, f"client returned unknown outcome type {outcome.type!r}")
+    except TimeoutError:
+        outcome = Outcome("info", None, "timeout")
+    except Exception as e:  # any client failure is an unknown outcome
+        outcome = Outcome("info", None, f"{type(e).__name__}: {e}")
+    value = outcome.value if outcome.type != "info" else None
+    recorder.record(process, _TYPES[outcome.type], op.f, op.key, value, outcome.error, **dict(outcome.extra))
+    tally.outcomes[outcome.type] += 1
+    return outcome
+
+
+async def client_worker(
+    worker: int, concurrency: int, workload: Workload, source: OpSource, backend: Backend,
+    recorder: Recorder, limiter: RateLimiter, deadline: float, op_timeout: float, tally: Tally,
+) -> None:
+    """Run ops for ``worker`` until the monotonic ``deadline`` or the generator runs dry."""
+    process = worker
+    holder = [workload.client()]
+    await holder[0].open(backend)
+    try:
+        while time.monotonic() < deadline:
+            await limiter.acquire()
+            if time.monotonic() >= deadline:
+                break
+            op = source.next_op(worker)
+            if op is None:
+                break
+            outcome = await invoke_and_record(holder, process, op, recorder, op_timeout, tally)
+            if outcome.type == "info":
+                process += concurrency
+                await holder[0].close()
+                holder[0] = workload.client()
+                await holder[0].open(backend)
+    finally:
+        await holder[0].close()

@@ -1,0 +1,34 @@
+"""Find fault packages by name: package ``NAME`` is the module ``nemesis.NAME`` with a ``package()`` factory.
+
+Adding a fault is adding a file; nothing here changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import nemesis
+from harness.protocols import Nemesis
+
+_NOT_PACKAGES = {"registry", "targets"}
+
+
+def available() -> list[str]:
+    """The names of every fault package in the nemesis folder."""
+    names = (m.name for m in pkgutil.iter_modules(nemesis.__path__))
+    return sorted(n for n in names if n not in _NOT_PACKAGES and not n.startswith("_"))
+
+
+def load(name: str) -> Nemesis:
+    """A fresh instance of fault package ``name``.
+
+    Raises:
+        ValueError: there is no such package.
+    """
+    if name not in available():
+        raise ValueError(f"unknown nemesis {name!r}; available: {', '.join(available())}")
+    module = importlib.import_module(f"nemesis.{name}")
+    pkg = module.package()
+    assert isinstance(pkg, Nemesis), f"nemesis.{name}.package() does not satisfy the Nemesis protocol"
+    return pkg

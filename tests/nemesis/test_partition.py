@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from nemesis.partition import TARGETS, grudge_for
+from nemesis.registry import available, load
+
+NODES = ["n1", "n2", "n3", "n4", "n5"]
+
+
+def reachable(grudge: dict[str, list[str]], a: str, b: str) -> bool:
+    return b not in grudge.get(a, []) and a not in grudge.get(b, [])
+
+
+def test_halves_cut_every_cross_link_and_no_inner_link() -> None:
+    g = grudge_for("halves", NODES, random.Random(1))
+    left, right = ["n1", "n2"], ["n3", "n4", "n5"]
+    assert all(not reachable(g, a, b) for a in left for b in right)
+    assert all(reachable(g, a, b) for side in (left, right) for a in side for b in side)
+
+
+def test_isolating_the_leader() -> None:
+    g = grudge_for("leader", NODES, random.Random(1), leader="n4")
+    assert sorted(g["n4"]) == ["n1", "n2", "n3", "n5"]
+    assert all(reachable(g, a, b) for a in NODES for b in NODES if "n4" not in (a, b))
+
+
+def test_majorities_ring_every_node_sees_a_distinct_majority() -> None:
+    g = grudge_for("majorities-ring", NODES, random.Random(3))
+    views = [frozenset(n for n in NODES if n == me or reachable(g, me, n)) for me in NODES]
+    assert all(len(v) >= 3 for v in views)
+    assert len(set(views)) == len(NODES)
+
+
+def test_bridge_has_one_node_seeing_both_sides() -> None:
+    g = grudge_for("bridge", NODES, random.Random(9))
+    bridges = [n for n in NODES if all(reachable(g, n, m) for m in NODES if m != n)]
+    assert len(bridges) == 1
+    others = [n for n in NODES if n not in bridges]
+    assert any(not reachable(g, a, b) for a in others for b in others)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_same_rng_same_grudge(target: str) -> None:
+    assert grudge_for(target, NODES, random.Random(4), "n2") == grudge_for(target, NODES, random.Random(4), "n2")
+
+
+def test_registry_finds_each_package_by_file() -> None:
+    assert {"kill", "pause", "partition", "wipe"} <= set(available())
+    assert load("kill").name == "kill"
+    with pytest.raises(ValueError, match="unknown nemesis"):
+        load("meteor")
