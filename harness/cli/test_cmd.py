@@ -1,24 +1,107 @@
-"""``fencepost test``: run a fault campaign against the reference system."""
+"""``fencepost test``: run a fault campaign against the reference system, check it, report it."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
+
 import click
 
-from harness.cli.errors import not_landed
+from harness.cli.errors import fail
+from harness.cli.exit_codes import ERROR, for_validity
+
+VERDICT_WORDS = {True: "VALID", False: "INVALID", "unknown": "UNKNOWN"}
 
 
 @click.command()
-@click.option("--workload", "-w", default=None, help="register, log, set or bank")
+@click.option("--workload", "-w", default=None, help="register, log, set or bank (default: register)")
 @click.option("--nemesis", "-n", default=None, help="comma-separated fault packages: partition,kill,pause,wipe,...")
-@click.option("--nodes", type=int, default=3, show_default=True, help="number of data nodes")
-@click.option("--time-limit", type=float, default=30.0, show_default=True, help="seconds of workload")
-@click.option("--concurrency", type=int, default=10, show_default=True, help="client processes")
-@click.option("--rate", type=float, default=100.0, show_default=True, help="target ops per second")
+@click.option("--nodes", type=click.IntRange(1, 9), default=3, show_default=True, help="number of data nodes")
+@click.option("--tablets", type=click.IntRange(1, 64), default=4, show_default=True, help="number of tablets")
+@click.option("--time-limit", type=click.FloatRange(1, 86400), default=30.0, show_default=True,
+              help="seconds of workload")
+@click.option("--concurrency", type=click.IntRange(1, 512), default=10, show_default=True, help="client workers")
+@click.option("--rate", type=click.FloatRange(0), default=200.0, show_default=True,
+              help="target ops per second (0: unlimited)")
 @click.option("--seed", type=int, default=None, help="seed for generators and the nemesis schedule")
+@click.option("--interval", type=click.FloatRange(0.5), default=5.0, show_default=True,
+              help="mean seconds between fault actions")
 @click.option("--backend", type=click.Choice(["local", "docker"]), default="local", show_default=True)
 @click.option("--store", default="store", show_default=True, help="run store directory")
-@click.option("--bug", default=None, help="inject a named bug into the system (see --list-bugs)")
+@click.option("--bug", multiple=True, help="inject a named bug into the system (repeatable; see --list-bugs)")
 @click.option("--list-bugs", is_flag=True, help="print the injectable bugs and exit")
-def test(**_: object) -> None:
+def test(workload: str | None, nemesis: str | None, nodes: int, tablets: int, time_limit: float, concurrency: int,
+         rate: float, seed: int | None, interval: float, backend: str, store: str, bug: tuple[str, ...],
+         list_bugs: bool) -> None:
     """Run a test: set up, drive clients and faults, heal, check, report. Exits 0/1/2/3."""
-    not_landed("test", "the harness issue")
+    if list_bugs:
+        from system.bugs import BUGS
+
+        for name, what in BUGS.items():
+            click.echo(f"{name}\t{what}")
+        return
+    from harness.backends.iptables import why_unavailable
+    from harness.config import TestConfig
+    from nemesis import registry as nemeses
+    from system.bugs import BUGS
+    from workloads import registry as workloads
+
+    unknown_bugs = [b for b in bug if b not in BUGS]
+    if unknown_bugs:
+        fail(f"unknown bug(s) {', '.join(unknown_bugs)}; see `fencepost test --list-bugs`")
+    if backend == "docker":
+        fail("the docker backend is not available yet: it arrives with the Docker backend issue")
+    names = [n.strip() for n in (nemesis or "").split(",") if n.strip()]
+    for name in names:
+        if name not in nemeses.available():
+            fail(f"unknown nemesis {name!r}; available: {', '.join(nemeses.available())}")
+    if "partition" in names:
+        reason = why_unavailable()
+        if reason is not None:
+            click.echo(f"fencepost: warning: {reason}; running without the partition nemesis", err=True)
+            names.remove("partition")
+    wl_name = workload or "register"
+    if wl_name not in workloads.available():
+        fail(f"unknown workload {wl_name!r}; available: {', '.join(workloads.available())}")
+    config = TestConfig(workload=wl_name, nemesis=names, nodes=nodes, tablets=tablets, backend=backend,
+                        time_limit=time_limit, concurrency=concurrency, rate=rate, nemesis_interval=interval,
+                        bug=list(bug))
+    if seed is not None:
+        config.seed = seed
+    sys.exit(run_test(config, store))
+
+
+def run_test(config: object, store: str) -> int:
+    """Run ``config`` into the store; print the verdict and report path; return the exit code."""
+    from harness.backends.local import LocalBackend
+    from harness.checking import check_run, render_report
+    from harness.config import TestConfig
+    from harness.logs import run_logging
+    from harness.progress import ProgressDisplay
+    from harness.runtime import execute
+    from harness.store import RunStore
+    from nemesis import registry as nemeses
+    from workloads import registry as workloads
+
+    assert isinstance(config, TestConfig)
+    run = RunStore(store).create_run(config.name, config.to_dict())
+    wl = workloads.load(config.workload, config)
+    packages = {name: nemeses.load(name) for name in config.nemesis}
+    click.echo(f"fencepost: {config.name} seed={config.seed} run={run.path}", err=True)
+    with run_logging(run.log_path):
+        try:
+            with ProgressDisplay() as progress:
+                history = asyncio.run(execute(config, LocalBackend(), wl, packages, run, progress=progress))
+        except KeyboardInterrupt:
+            click.echo(f"fencepost: interrupted; cluster torn down; history kept in {run.history_path}", err=True)
+            return ERROR
+        results = check_run(run, wl, history, config.to_dict())
+        report = render_report(run)
+    verdict = results["valid"]
+    oks = sum(1 for op in history if op.type.value == "ok")
+    click.echo(f"{VERDICT_WORDS.get(verdict, 'UNKNOWN')}  {config.name}  ({oks} ok ops)")
+    for name, result in results["checkers"].items():
+        if result["valid"] is not True:
+            click.echo(f"  {name}: {VERDICT_WORDS.get(result['valid'], 'UNKNOWN')} {result.get('error', '')}".rstrip())
+    click.echo(f"report: {report if report else run.results_json}")
+    return for_validity(verdict)

@@ -1,0 +1,176 @@
+"""The local backend, the embedded default: the cluster as child processes on 127.0.0.N.
+
+Nodes, operators and the metadata store run through :mod:`system.launcher`, each with its own
+loopback address and data directory under ``RUN/cluster``. Process faults are signals; network faults
+are iptables rules on those addresses (root only: without it, partitions are refused with a clear
+reason and the other faults still run); a wipe deletes a node's data directory.
+
+Everything the run starts is written to ``RUN/cluster/cluster.json`` and ``RUN/cleanup.json``, so
+``fencepost cluster down --store DIR`` can reap what a killed harness left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.backends.iptables import Partitioner, why_unavailable
+from harness.config import TestConfig
+from system.admin import call
+from system.launcher import Cluster
+
+
+class NetworkFaultsUnavailable(RuntimeError):
+    """Partitions were asked for where iptables cannot be used."""
+
+
+class LocalBackend:
+    """Run the reference system as local processes and inject faults into them."""
+
+    name = "local"
+
+    def __init__(self) -> None:
+        self.cluster: Cluster | None = None
+        self._partitioner: Partitioner | None = None
+        self._run_dir: Path | None = None
+
+    async def setup(self, test: TestConfig, run_dir: Path) -> None:
+        """Start the cluster under ``run_dir/cluster`` and wait until every tablet has a leader."""
+        self._run_dir = run_dir
+        directory = run_dir / "cluster"
+        self.cluster = await asyncio.to_thread(
+            Cluster.start, str(directory), nodes=test.nodes, tablets=test.tablets,
+            replication=min(3, test.nodes), bugs=tuple(test.bug),
+        )
+        self._write_cleanup()
+        await asyncio.to_thread(self.cluster.wait_ready, 60.0)
+
+    def _write_cleanup(self) -> None:
+        assert self._run_dir is not None and self.cluster is not None
+        data = {"cluster_dir": self.cluster.dir,
+                "iptables_chain": self._partitioner.chain if self._partitioner else None}
+        (self._run_dir / "cleanup.json").write_text(json.dumps(data) + "\n")
+
+    def _require(self) -> Cluster:
+        if self.cluster is None:
+            raise RuntimeError("the local backend has not been set up")
+        return self.cluster
+
+    async def teardown(self) -> None:
+        """Remove network rules and stop every process. Safe to call twice."""
+        try:
+            if self._partitioner is not None:
+                await asyncio.to_thread(self._partitioner.remove)
+        finally:
+            if self.cluster is not None:
+                await asyncio.to_thread(self.cluster.stop)
+
+    def nodes(self) -> list[str]:
+        """Node names n1..nN."""
+        return sorted(self._require().node_addrs)
+
+    def cluster_info(self) -> dict[str, Any]:
+        """Operator addresses (for clients) and the cluster description."""
+        c = self._require()
+        return {"operators": c.operators(), "tablets": c.tablets, "nodes": dict(c.node_addrs)}
+
+    async def leaders(self) -> dict[int, str]:
+        """Each tablet's leader, from the first operator that answers."""
+        for host, port in self._require().operators():
+            with contextlib.suppress(Exception):
+                routing = await call(host, port, "routing", {}, timeout=2.0)
+                return {int(t): m["leader"] for t, m in routing["tablets"].items() if m.get("leader")}
+        return {}
+
+    async def kill(self, node: str) -> None:
+        """kill -9 a process and reap it."""
+        await asyncio.to_thread(self._require().kill, node)
+
+    async def start(self, node: str) -> None:
+        """Start a killed process again with the same data (a no-op if it runs)."""
+        c = self._require()
+        if c.procs[node].pid is None:
+            await asyncio.to_thread(c.launch, node)
+
+    async def pause(self, node: str) -> None:
+        """SIGSTOP."""
+        self._require().pause(node)
+
+    async def resume(self, node: str) -> None:
+        """SIGCONT."""
+        self._require().resume(node)
+
+    async def wipe(self, node: str) -> None:
+        """kill -9, delete the node's data directory, start it again."""
+        c = self._require()
+        await asyncio.to_thread(c.kill, node)
+        data = c.procs[node].info["data"]
+        await asyncio.to_thread(shutil.rmtree, data, True)
+        await asyncio.to_thread(c.launch, node)
+
+    async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
+        """Drop traffic between the grudge's node pairs with iptables."""
+        if self._partitioner is None:
+            reason = why_unavailable()
+            if reason is not None:
+                raise NetworkFaultsUnavailable(reason)
+            c = self._require()
+            tag = Path(c.dir).parent.name.replace(".", "")[-20:]
+            self._partitioner = Partitioner(tag, {n: h for n, (h, _) in c.node_addrs.items()})
+            await asyncio.to_thread(self._partitioner.install)
+            self._write_cleanup()
+        await asyncio.to_thread(self._partitioner.apply, grudge)
+
+    async def heal_network(self) -> None:
+        """Remove every partition rule."""
+        if self._partitioner is not None:
+            await asyncio.to_thread(self._partitioner.heal)
+
+    async def collect(self, run_dir: Path) -> None:
+        """Copy each node's log and event log, and its state dump, into ``run_dir/nodes/<node>/``."""
+        c = self._require()
+        for name in [*c.node_addrs, *c.operator_addrs]:
+            dest = run_dir / "nodes" / name
+            dest.mkdir(parents=True, exist_ok=True)
+            log = Path(c.procs[name].log)
+            if log.exists():
+                shutil.copy2(log, dest / log.name)
+            data = c.procs[name].info.get("data")
+            events = Path(data) / "events.jsonl" if data else None
+            if events is not None and events.exists():
+                shutil.copy2(events, dest / "events.jsonl")
+        for name, (host, port) in c.node_addrs.items():
+            uuid = c.node_uuid(name)
+            try:
+                dump = await call(host, port, "dump", {}, to=uuid, timeout=5.0)
+            except Exception as e:  # a node that is down has no dump; say why
+                dump = {"error": f"{type(e).__name__}: {e}"}
+            (run_dir / "nodes" / name / "dump.json").write_text(json.dumps(dump, default=str) + "\n")
+
+
+def reap_run_dir(run_dir: Path) -> list[str]:
+    """Stop processes and remove iptables chains that a killed run under ``run_dir`` left; say what was done."""
+    from harness.backends.iptables import delete_chain
+    from system.launcher import stop_from_file
+
+    done: list[str] = []
+    cleanup = run_dir / "cleanup.json"
+    if not cleanup.exists():
+        return done
+    data = json.loads(cleanup.read_text())
+    cluster_dir = data.get("cluster_dir")
+    if cluster_dir and os.path.exists(os.path.join(cluster_dir, "cluster.json")):
+        pids = stop_from_file(cluster_dir)
+        if pids:
+            done.append(f"stopped {len(pids)} process(es) of {run_dir}")
+    chain = data.get("iptables_chain")
+    if chain:
+        delete_chain(chain)
+        done.append(f"removed iptables chain {chain}")
+    return done

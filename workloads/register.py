@@ -1,0 +1,61 @@
+"""Register workload: read, write and cas on independent keys, checked for linearizability.
+
+Written values are unique per key (the n-th op on a key writes n), which also lets the checker take
+its polynomial fast path. Each key is shared by a few workers and retired after a fixed number of ops,
+so every key's history stays small.
+"""
+
+from __future__ import annotations
+
+import random
+
+from checkers.api import Checker
+from harness.config import TestConfig
+from harness.generator import IndependentKeys, weighted_choice
+from harness.protocols import Client, Invocation, OpSource
+from workloads.reference_client import ReferenceClient
+
+MIX = [("read", 2.0), ("write", 1.0), ("cas", 1.0)]
+
+
+def make_op(rng: random.Random, key: object, n: int) -> Invocation:
+    """One register op on ``key``; ``n`` (ops already on the key) makes written values unique."""
+    f = weighted_choice(rng, MIX)
+    if f == "read":
+        return Invocation("read", key, None)
+    if f == "write":
+        return Invocation("write", key, n)
+    expected = rng.randrange(max(0, n - 4), n) if n > 0 else None
+    return Invocation("cas", key, [expected, n])
+
+
+class RegisterWorkload:
+    """Independent cas-registers on the reference system."""
+
+    name = "register"
+
+    def __init__(self, config: TestConfig) -> None:
+        self.config = config
+
+    def client(self) -> Client:
+        """A reference-system client."""
+        return ReferenceClient()
+
+    def generator(self, rng: random.Random, concurrency: int) -> OpSource:
+        """Groups of up to 4 workers per key, 120 ops per key."""
+        return IndependentKeys(rng, concurrency, make_op, workers_per_key=min(4, concurrency), ops_per_key=120)
+
+    def final_ops(self) -> list[Invocation]:
+        """None: every read is already checked for linearizability."""
+        return []
+
+    def checkers(self) -> list[Checker]:
+        """Linearizability against a cas-register per key."""
+        from checkers.linearizable import LinearizableChecker
+
+        return [LinearizableChecker("cas-register")]
+
+
+def workload(config: TestConfig) -> RegisterWorkload:
+    """The register workload."""
+    return RegisterWorkload(config)
