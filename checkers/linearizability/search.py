@@ -1,0 +1,212 @@
+"""The general linearizability search: Wing & Gong's algorithm with Lowe's memo, as in Porcupine.
+
+Calls and returns sit in one list in real-time order. The search walks it from the front: a call may
+be linearized next if its step is legal in the current state and the configuration it leads to has
+not been seen before; the call is then lifted out of the list, with its return. Reaching a return
+means the op it closes had to be linearized already: backtrack. The loop is iterative (no recursion
+limit) and resumable, so many partitions can share a budget and race for the first violation.
+
+Unknown-outcome (info) ops have no return in the list: they may be linearized any time after their
+call, or never, and the search succeeds once every op with a known outcome is linearized. Info ops
+would otherwise multiply the search space, so (all are dominance arguments, proven in the tests
+against a brute-force oracle):
+
+* an info op whose step leaves the state unchanged is not linearized (skipping it keeps more options);
+* info ops with equal inputs are interchangeable, so they are used in invocation order;
+* configurations are remembered as (definite ops linearized, state) -> sets of info ops used; a
+  configuration that used a superset of a remembered one's info ops is pruned;
+* for models that declare ``lazy_unknown`` (registers), info ops are used only in a *block* right
+  before a definite op that needs them: the definite op must be illegal both where the block started
+  and just before the block's last info op, and a block never contains an op that ``overwrites`` the
+  state after its start.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from checkers.models.base import UNKNOWN, Entry, ModelBase
+
+CHECK_EVERY = 4096
+"""Steps between looks at the clock."""
+
+_NONE: Any = object()
+"""Block-start marker: the last op linearized had a known outcome."""
+
+
+class Search:
+    """A resumable search over one partition's entries.
+
+    Attributes:
+        valid: True, False, or None while undecided.
+        nodes: steps tried so far (a measure of work).
+        best: entry indices of the longest linearizable prefix seen, in linearization order.
+    """
+
+    def __init__(self, entries: list[Entry], model: ModelBase, init: Any) -> None:
+        self.step = model.step  # type: ignore[attr-defined]
+        self.lazy = bool(getattr(model, "lazy_unknown", False))
+        n = len(entries)
+        events: list[tuple[int, int, int]] = []  # (position, is-return, entry)
+        for i, e in enumerate(entries):
+            events.append((e.call_pos, 0, i))
+            if e.output is not UNKNOWN:
+                events.append((e.return_pos, 1, i))
+        events.sort()
+        m = len(events)
+        # Node 0 is the head; nodes 1..m are events; node m + 1 is the tail.
+        self.nxt = [*range(1, m + 2), m + 1]
+        self.prv = [0, *range(m + 1)]
+        self.is_call = [False] * (m + 2)
+        self.op_of = [0] * (m + 2)
+        self.match = [0] * (m + 2)
+        return_node = [0] * n
+        for k, (_, is_ret, i) in enumerate(events, start=1):
+            self.op_of[k] = i
+            if is_ret:
+                return_node[i] = k
+            else:
+                self.is_call[k] = True
+        for k in range(1, m + 1):
+            if self.is_call[k]:
+                self.match[k] = return_node[self.op_of[k]]
+        self.inputs = [e.input for e in entries]
+        self.outputs = [e.output for e in entries]
+        self.overwrites = [self.lazy and bool(model.overwrites(e.input)) for e in entries]
+        # Definite ops get bits in one set, info ops in another.
+        self.info = [e.output is UNKNOWN for e in entries]
+        self.bit: list[int] = []
+        counts = [0, 0]
+        for flag in self.info:
+            self.bit.append(counts[flag])
+            counts[flag] += 1
+        self.remaining = counts[0]
+        # Info ops with equal inputs are interchangeable once invoked: use them in invocation order.
+        self.before = [-1] * n
+        last: dict[Any, int] = {}
+        for i in sorted(range(n), key=lambda i: entries[i].call_pos):
+            if self.info[i]:
+                try:
+                    prev = last.get(entries[i].input, -1)
+                    last[entries[i].input] = i
+                except TypeError:
+                    continue
+                self.before[i] = -1 if prev < 0 else self.bit[prev]
+        self.state = init
+        self.dlin = 0
+        self.ilin = 0
+        self.start = _NONE
+        self.last = _NONE
+        self.cache: dict[tuple[Any, ...], list[int]] = {}
+        self.stack: list[tuple[Any, ...]] = []
+        self.path: list[int] = []
+        self.best: list[int] = []
+        self.nodes = 0
+        self.node = self.nxt[0]
+        self.valid: bool | None = None if self.remaining else True
+
+    def run(self, max_nodes: int | None = None, deadline: float | None = None) -> bool | None:
+        """Search on for at most ``max_nodes`` steps or until ``deadline``; the verdict, or None."""
+        if self.valid is not None:
+            return self.valid
+        step, nxt, prv, is_call, op_of, match = self.step, self.nxt, self.prv, self.is_call, self.op_of, self.match
+        inputs, outputs, info, bit, cache = self.inputs, self.outputs, self.info, self.bit, self.cache
+        before, overwrites, lazy = self.before, self.overwrites, self.lazy
+        stack, path = self.stack, self.path
+        state, dlin, ilin, remaining = self.state, self.dlin, self.ilin, self.remaining
+        start, last, node, best, nodes = self.start, self.last, self.node, self.best, self.nodes
+        limit = nodes + max_nodes if max_nodes is not None else -1
+        verdict: bool | None = None
+        while True:
+            if is_call[node]:
+                i = op_of[node]
+                nodes += 1
+                if nodes == limit or (deadline is not None and not nodes % CHECK_EVERY
+                                      and time.monotonic() > deadline):
+                    nodes -= 1
+                    break
+                ok, new_state = step(state, inputs[i], outputs[i])
+                if ok:
+                    if info[i]:
+                        b = before[i]
+                        if (new_state is state or new_state == state or (b >= 0 and not ilin >> b & 1)
+                                or (overwrites[i] and start is not _NONE)):
+                            node = nxt[node]
+                            continue
+                        new_dlin = dlin
+                        new_ilin = ilin | (1 << bit[i])
+                        new_start = state if start is _NONE else start
+                        new_last = state
+                    else:
+                        if lazy and start is not _NONE and (step(start, inputs[i], outputs[i])[0]
+                                                            or step(last, inputs[i], outputs[i])[0]):
+                            node = nxt[node]
+                            continue
+                        new_dlin = dlin | (1 << bit[i])
+                        new_ilin = ilin
+                        new_start = new_last = _NONE
+                    key = (new_dlin, new_state, new_start, new_last) if lazy else (new_dlin, new_state)
+                    seen = cache.get(key)
+                    if seen is None:
+                        cache[key] = [new_ilin]
+                    else:
+                        dominated = False
+                        for used in seen:
+                            if not used & ~new_ilin:
+                                dominated = True
+                                break
+                        if dominated:
+                            node = nxt[node]
+                            continue
+                        seen.append(new_ilin)
+                    stack.append((node, state, dlin, ilin, start, last))
+                    path.append(i)
+                    state, dlin, ilin, start, last = new_state, new_dlin, new_ilin, new_start, new_last
+                    p = prv[node]
+                    q = nxt[node]
+                    nxt[p] = q
+                    prv[q] = p
+                    r = match[node]
+                    if r:
+                        p = prv[r]
+                        q = nxt[r]
+                        nxt[p] = q
+                        prv[q] = p
+                        remaining -= 1
+                        if not remaining:
+                            verdict = True
+                            best = path[:]
+                            break
+                    if len(path) > len(best):
+                        best = path[:]
+                    node = nxt[0]
+                    continue
+                node = nxt[node]
+            else:
+                if not stack:
+                    verdict = False
+                    break
+                node, state, dlin, ilin, start, last = stack.pop()
+                path.pop()
+                r = match[node]
+                if r:
+                    remaining += 1
+                    nxt[prv[r]] = r
+                    prv[nxt[r]] = r
+                nxt[prv[node]] = node
+                prv[nxt[node]] = node
+                node = nxt[node]
+        self.state, self.dlin, self.ilin, self.remaining = state, dlin, ilin, remaining
+        self.start, self.last, self.node, self.best, self.nodes = start, last, node, best, nodes
+        self.valid = verdict
+        if verdict is not None:
+            self.cache = {}
+        return verdict
+
+
+def search(entries: list[Entry], model: ModelBase, init: Any, deadline: float | None = None) -> bool | str:
+    """Decide whether ``entries`` linearize under ``model`` from ``init``; ``"unknown"`` past ``deadline``."""
+    s = Search(entries, model, init)
+    verdict = s.run(deadline=deadline)
+    return "unknown" if verdict is None else verdict
