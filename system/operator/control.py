@@ -29,6 +29,7 @@ from system.wire import RpcError, RpcPool, RpcServer
 HEARTBEAT_S = 0.25
 FAIL_AFTER_S = 1.5
 LAGGING_GRACE_S = 1.0
+NEW_TABLET_WAIT_S = 5.0
 
 CRASH_POINTS = ("election:after-epoch", "election:after-fence", "election:after-become-leader",
                 "reconfig:after-prepare-meta", "reconfig:after-prepare", "reconfig:after-commit-meta",
@@ -182,8 +183,10 @@ class Operator:
     def decide(self, t: int, meta: dict[str, Any], now: float) -> Any:
         """What tablet ``t`` needs now, as a coroutine to run, or None."""
         seen_at = self.seen[t][1]
-        if meta["status"] == "new":
-            return election.elect(self, t)
+        if meta["status"] == "new" or (meta["status"] == "election" and not meta.get("created", True)):
+            # Give every member a moment to come up, so that all of them get a replica at once.
+            everyone = all(n in self.last_ok for n in meta["ensemble"])
+            return election.elect(self, t) if everyone or now - self.started > NEW_TABLET_WAIT_S else None
         if meta["status"] == "election" or meta.get("reconfig"):
             return election.elect(self, t) if now - seen_at > self.stall_timeout else None
         leader = meta["leader"]

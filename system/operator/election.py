@@ -56,7 +56,8 @@ async def elect(op: Operator, tablet: int) -> bool:
     op.emit("election_started", tablet=tablet, epoch=epoch, fencing=fencing, final=final,
             reconfig=new.get("reconfig"))
     op.crash_point("election:after-epoch")
-    create = meta["status"] == "new"
+    # Replicas are created by the elections of a tablet that never had a leader (nothing acknowledged).
+    create = not meta.get("created", True)
     pending = {asyncio.create_task(_fence(op, n, tablet, epoch, create)) for n in fencing if op.addr(n)}
     heads: dict[str, EntryId] = {}
     try:
@@ -86,7 +87,8 @@ async def elect(op: Operator, tablet: int) -> bool:
             op.emit("election_failed", tablet=tablet, epoch=epoch, reason=f"become_leader: {e}")
             return False
         op.crash_point("election:after-become-leader")
-        done_meta = {**new, "status": "steady", "leader": leader, "ensemble": final, "reconfig": None}
+        done_meta = {**new, "status": "steady", "leader": leader, "ensemble": final, "reconfig": None,
+                     "created": True}
         if await op.meta_cas(key, done_meta, v) is None:
             op.emit("election_lost_race", tablet=tablet, epoch=epoch)
             return False
@@ -118,8 +120,12 @@ async def add_follower(op: Operator, tablet: int, epoch: int, leader: str, node:
 
 async def late_join(op: Operator, tablet: int, meta: dict[str, Any], node: str) -> bool:
     """Bring an ensemble member the leader does not follow back in: fence it at the current epoch
-    (so no older leader can use it) and send its head to the leader in an Add Follower Request."""
-    _, head = await _fence(op, node, tablet, meta["epoch"], False)
+    (so no older leader can use it) and send its head to the leader in an Add Follower Request.
+
+    A member that has no replica (it was down when the tablet was first elected) gets an empty one:
+    outside an election an empty follower only catches up, it never decides anything. (Telling a
+    lost replica from a never-created one is the tombstone work of a later issue.)"""
+    _, head = await _fence(op, node, tablet, meta["epoch"], True)
     if head is None:
         return False
     return await add_follower(op, tablet, meta["epoch"], meta["leader"], node, head)

@@ -4,7 +4,8 @@
 - ``nodes/<id>``: ``{"host", "port", "uuid"}``; the UUID is registered the first time the node
   answers a heartbeat. A node that later answers with another UUID lost its disk: it is not used.
 - ``shards/<t>``: ``{"epoch", "status": "new"|"election"|"steady", "leader", "ensemble",
-  "reconfig"}`` (see :mod:`system.rules` for ``reconfig``).
+  "reconfig", "created"}`` (see :mod:`system.rules` for ``reconfig``); ``created`` turns true with the
+  first completed election, after which elections never create replicas.
 """
 
 from __future__ import annotations
@@ -25,4 +26,4 @@ def node_key(node: str) -> str:
 def initial_shard(tablet: int, nodes: list[str], replication: int) -> dict[str, Any]:
     """A new tablet's record: ``replication`` nodes chosen round-robin, not yet elected."""
     ensemble = [nodes[(tablet + i) % len(nodes)] for i in range(min(replication, len(nodes)))]
-    return {"epoch": 0, "status": "new", "leader": None, "ensemble": ensemble, "reconfig": None}
+    return {"epoch": 0, "status": "new", "leader": None, "ensemble": ensemble, "reconfig": None, "created": False}

@@ -1,0 +1,76 @@
+"""The WAL detects every kind of damage instead of trimming it; the state file is replaced atomically."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from system import statefile
+from system.wal import Wal, WalDamaged
+
+
+def entries(n: int, epoch: int = 1) -> list[dict]:
+    return [{"e": epoch, "o": i, "v": {"op": "put", "key": f"k{i}", "value": i}} for i in range(n)]
+
+
+def write_log(path: Path, n: int) -> None:
+    wal, got = Wal.open(str(path))
+    assert got == []
+    wal.append(entries(n))
+    wal.sync()
+    wal.close()
+
+
+def test_round_trip_and_truncate(tmp_path: Path) -> None:
+    p = tmp_path / "wal"
+    write_log(p, 5)
+    wal, got = Wal.open(str(p))
+    assert got == entries(5)
+    wal.truncate_after(2)
+    wal.append([{"e": 2, "o": 3, "v": {"op": "noop"}}])
+    wal.sync()
+    wal.close()
+    _, got = Wal.open(str(p))
+    assert [(e["e"], e["o"]) for e in got] == [(1, 0), (1, 1), (1, 2), (2, 3)]
+
+
+def test_truncated_record_is_damage(tmp_path: Path) -> None:
+    p = tmp_path / "wal"
+    write_log(p, 5)
+    size = p.stat().st_size
+    os.truncate(p, size - 3)
+    with pytest.raises(WalDamaged, match="truncated record"):
+        Wal.open(str(p))
+    os.truncate(p, size - (size - 5))  # a torn header
+    with pytest.raises(WalDamaged, match="truncated record header"):
+        Wal.open(str(p))
+
+
+def test_bad_checksum_is_damage(tmp_path: Path) -> None:
+    p = tmp_path / "wal"
+    write_log(p, 5)
+    data = bytearray(p.read_bytes())
+    data[-2] ^= 0x01
+    p.write_bytes(bytes(data))
+    with pytest.raises(WalDamaged, match="bad checksum"):
+        Wal.open(str(p))
+
+
+def test_out_of_order_offsets_are_damage(tmp_path: Path) -> None:
+    p = tmp_path / "wal"
+    wal, _ = Wal.open(str(p))
+    wal.append([{"e": 1, "o": 0, "v": None}, {"e": 1, "o": 2, "v": None}])
+    wal.close()
+    with pytest.raises(WalDamaged, match="expected 1"):
+        Wal.open(str(p))
+
+
+def test_statefile_is_replaced_whole(tmp_path: Path) -> None:
+    p = tmp_path / "state.json"
+    assert statefile.read_json(str(p)) is None
+    statefile.write_atomic(str(p), {"epoch": 1})
+    statefile.write_atomic(str(p), {"epoch": 2})
+    assert statefile.read_json(str(p)) == {"epoch": 2}
+    assert not (tmp_path / "state.json.tmp").exists()
