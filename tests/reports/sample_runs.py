@@ -108,8 +108,11 @@ COUNTEREXAMPLE_HTML = """<!DOCTYPE html><html><head><meta charset="utf-8"><title
 
 
 def make_run(store: RunStore, *, invalid: bool = False, name: str | None = None, seed: int = 7,
-             campaign: str | None = None, case: str | None = None) -> RunDir:
-    """Create a checked run in ``store`` (invalid: a failed linearizability result and a node traceback)."""
+             campaign: str | None = None, case: str | None = None, plots: bool = True) -> RunDir:
+    """Create a checked run in ``store`` (invalid: a failed linearizability result and a node traceback).
+
+    ``plots=False`` skips the perf PNGs (the slow part) for tests that do not look at them.
+    """
     config = dict(CONFIG, seed=seed, name=name or ("register-stale-read" if invalid else "register-partition"))
     if invalid:
         config["bug"] = "stale-read-on-minority"
@@ -128,7 +131,7 @@ def make_run(store: RunStore, *, invalid: bool = False, name: str | None = None,
                   "KeyError: 'lease'"]
     node_log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     (run.node_dir("n2") / "node.log").write_text("2024-05-01 12:00:00,002 INFO n2 listening\n", encoding="utf-8")
-    checkers: list[Checker] = [StatsChecker(), ExceptionsChecker(), PerfChecker(), AvailabilityChecker(),
+    checkers: list[Checker] = [StatsChecker(), ExceptionsChecker(), PerfChecker(plots=plots), AvailabilityChecker(),
                                TimelineChecker(), LogPatternChecker()]
     results = run_checkers(checkers, history, CheckContext(test=config, run_dir=run.path))
     if invalid:

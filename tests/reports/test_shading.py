@@ -30,3 +30,11 @@ def test_a_package_registers_a_style_without_editing_the_registry() -> None:
         shading._registry.pop("bitflip", None)
         shading._registry.pop("partition", None)
     assert fault_style("partition").color != "#000000"
+
+
+def test_a_nemesis_package_colour_is_used_without_registration() -> None:
+    from nemesis import registry
+
+    for name in registry.available():
+        package = registry.load(name)
+        assert fault_style(package.name).color == package.color
