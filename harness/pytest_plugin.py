@@ -1,30 +1,80 @@
 """Fencepost's pytest plugin, registered through the ``pytest11`` entry point.
 
-It adds the ``--fencepost-*`` options and the campaign markers. Fixtures that start clusters and run
-tests arrive with the harness.
+Options: ``--fencepost-backend``, ``--fencepost-time-limit``, ``--fencepost-store``.
+Fixtures: ``cluster`` (a running local cluster) and ``run_test`` (runs a test config and returns its
+:class:`harness.run.RunOutcome`). Markers: ``campaign``, ``nightly``, ``docker``, ``spark``.
+
+A campaign is a parametrized matrix of workload x nemesis::
+
+    @pytest.mark.campaign
+    @pytest.mark.parametrize("nemesis", [["kill"], ["partition"]])
+    def test_register(run_test, nemesis):
+        outcome = run_test(workload="register", nemesis=nemesis)
+        assert outcome.valid is True, f"see {outcome.report}"
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import pytest
+
+if TYPE_CHECKING:
+    from harness.run import RunOutcome
+    from system.launcher import Cluster
+
+MARKERS = (
+    "campaign: a fault campaign against the reference system",
+    "nightly: long runs for the nightly CI job",
+    "docker: needs a Docker engine",
+    "spark: needs PySpark and Java",
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Add Fencepost's command-line options to pytest."""
     group = parser.getgroup("fencepost", "Fencepost fault campaigns")
-    group.addoption("--fencepost-backend", default="local", help="backend for campaign tests: local or docker")
-    group.addoption(
-        "--fencepost-time-limit", type=float, default=None, help="seconds each campaign test runs its workload"
-    )
+    group.addoption("--fencepost-backend", default="local", choices=("local", "docker"),
+                    help="backend for campaign tests: local or docker")
+    group.addoption("--fencepost-time-limit", type=float, default=None,
+                    help="seconds each campaign test runs its workload (overrides the test's own)")
     group.addoption("--fencepost-store", default=None, help="run store directory for campaign tests")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register Fencepost's markers so ``--strict-markers`` accepts them anywhere."""
-    for line in (
-        "campaign: a fault campaign against the reference system",
-        "nightly: long runs for the nightly CI job",
-        "docker: needs a Docker engine",
-        "spark: needs PySpark and Java",
-    ):
+    for line in MARKERS:
         config.addinivalue_line("markers", line)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """A running 3-node, 4-tablet local cluster of the reference system, stopped afterwards."""
+    from system.launcher import Cluster
+
+    with Cluster.start(str(tmp_path / "cluster"), nodes=3, tablets=4) as c:
+        c.wait_ready(60.0)
+        yield c
+
+
+@pytest.fixture
+def run_test(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., RunOutcome]:
+    """A function that runs a test from ``TestConfig`` fields and returns its outcome.
+
+    The backend, time limit and store come from the ``--fencepost-*`` options when given.
+    """
+    from harness.config import TestConfig
+    from harness.run import run_test as run
+
+    opts = request.config.option
+    store = Path(opts.fencepost_store) if opts.fencepost_store else tmp_path / "store"
+
+    def go(**fields: Any) -> RunOutcome:
+        fields.setdefault("backend", opts.fencepost_backend)
+        if opts.fencepost_time_limit is not None:
+            fields["time_limit"] = opts.fencepost_time_limit
+        return run(TestConfig(**fields), store)
+
+    return go

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
 import click
 
 from harness.cli.errors import fail
 from harness.cli.exit_codes import ERROR, for_validity
+from harness.config import TestConfig
 
 VERDICT_WORDS = {True: "VALID", False: "INVALID", "unknown": "UNKNOWN"}
 
@@ -41,7 +41,6 @@ def test(workload: str | None, nemesis: str | None, nodes: int, tablets: int, ti
             click.echo(f"{name}\t{what}")
         return
     from harness.backends.iptables import why_unavailable
-    from harness.config import TestConfig
     from nemesis import registry as nemeses
     from system.bugs import BUGS
     from workloads import registry as workloads
@@ -68,40 +67,25 @@ def test(workload: str | None, nemesis: str | None, nodes: int, tablets: int, ti
                         bug=list(bug))
     if seed is not None:
         config.seed = seed
-    sys.exit(run_test(config, store))
+    sys.exit(run_and_report(config, store))
 
 
-def run_test(config: object, store: str) -> int:
+def run_and_report(config: TestConfig, store: str) -> int:
     """Run ``config`` into the store; print the verdict and report path; return the exit code."""
-    from harness.backends.local import LocalBackend
-    from harness.checking import check_run, render_report
-    from harness.config import TestConfig
-    from harness.logs import run_logging
     from harness.progress import ProgressDisplay
-    from harness.runtime import execute
-    from harness.store import RunStore
-    from nemesis import registry as nemeses
-    from workloads import registry as workloads
+    from harness.run import run_test
 
-    assert isinstance(config, TestConfig)
-    run = RunStore(store).create_run(config.name, config.to_dict())
-    wl = workloads.load(config.workload, config)
-    packages = {name: nemeses.load(name) for name in config.nemesis}
-    click.echo(f"fencepost: {config.name} seed={config.seed} run={run.path}", err=True)
-    with run_logging(run.log_path):
-        try:
-            with ProgressDisplay() as progress:
-                history = asyncio.run(execute(config, LocalBackend(), wl, packages, run, progress=progress))
-        except KeyboardInterrupt:
-            click.echo(f"fencepost: interrupted; cluster torn down; history kept in {run.history_path}", err=True)
-            return ERROR
-        results = check_run(run, wl, history, config.to_dict())
-        report = render_report(run)
-    verdict = results["valid"]
-    oks = sum(1 for op in history if op.type.value == "ok")
-    click.echo(f"{VERDICT_WORDS.get(verdict, 'UNKNOWN')}  {config.name}  ({oks} ok ops)")
-    for name, result in results["checkers"].items():
+    click.echo(f"fencepost: {config.name} seed={config.seed} store={store}", err=True)
+    try:
+        with ProgressDisplay() as progress:
+            outcome = run_test(config, store, progress=progress)
+    except KeyboardInterrupt:
+        click.echo("fencepost: interrupted; the cluster was torn down and the history kept", err=True)
+        return ERROR
+    verdict = outcome.valid
+    click.echo(f"{VERDICT_WORDS.get(verdict, 'UNKNOWN')}  {config.name}  ({outcome.ok_ops} ok ops)")
+    for name, result in outcome.results["checkers"].items():
         if result["valid"] is not True:
             click.echo(f"  {name}: {VERDICT_WORDS.get(result['valid'], 'UNKNOWN')} {result.get('error', '')}".rstrip())
-    click.echo(f"report: {report if report else run.results_json}")
+    click.echo(f"report: {outcome.report if outcome.report else outcome.run.results_json}")
     return for_validity(verdict)
