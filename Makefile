@@ -1,4 +1,4 @@
-# Fencepost: `make run` runs a short demo campaign and prints the verdict and report path;
+# Fencepost: `make run` runs a 30 s fault campaign and prints the verdict and report path;
 # `make test` runs every test. Both call `make setup`, which is idempotent.
 
 PYTHON ?= python3
@@ -19,7 +19,8 @@ $(STAMP): pyproject.toml
 	@echo "setup: $(VENV) is ready"
 
 run: setup
-	@$(BIN)/python -m harness.demo --store $(STORE)
+	@$(BIN)/fencepost test --workload register --nemesis partition,kill,pause,wipe --nodes 3 \
+		--time-limit 30 --store $(STORE)
 
 test: setup
 	$(BIN)/python -m pytest
