@@ -2,7 +2,8 @@
 
 Statuses: ``fenced`` (replicates nothing until told), ``follower`` (accepts entries from the leader of
 its epoch), ``leader`` (see :mod:`system.leader`), ``damaged`` (its files failed verification: it answers
-nothing but ``dump`` and ``hello``). A replica loads as ``fenced`` whatever it was before a restart.
+nothing but ``dump`` and ``hello``). After a restart a follower is still a follower of the same leader
+and epoch; anything else loads as ``fenced``.
 
 Files under ``DIR/tablets/<tablet>/``: ``wal`` (see :mod:`system.wal`) and ``state.json`` (epoch, status,
 head, commit, leader, written atomically). The epoch is durable before any reply that depends on it.
@@ -62,6 +63,9 @@ class TabletReplica:
         state = statefile.read_json(os.path.join(directory, "state.json")) or {}
         r.epoch = int(state.get("epoch", -1))
         r.leader_id = state.get("leader")
+        # A follower stays one (its leader's cursor will resync it); a leader comes back fenced, since
+        # its cursors and in-flight writes are gone.
+        r.status = "follower" if state.get("status") == "follower" and r.leader_id else "fenced"
         durable_commit = int(state.get("commit", -1))
         try:
             r.wal, r.log = Wal.open(os.path.join(directory, "wal"))

@@ -1,0 +1,156 @@
+"""The operator: restart mid-election and mid-reconfiguration, and two operators racing."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from system import admin
+from system.client import Client
+from system.launcher import Cluster
+from system.metadata import open_store
+from system.operator.shards import shard_key
+
+from .checks import (
+    assert_committed_prefixes_agree,
+    assert_leaders_commit_only_current_epoch,
+    assert_one_leader_per_epoch,
+)
+from .conftest import run, shard, wait_for
+from .test_reconfig import caught_up, get_all, put_all
+
+
+def stored_shard(c: Cluster, tablet: int) -> dict:
+    store = open_store(c.metadata_url)
+    try:
+        rec = store.get(shard_key(tablet))
+        assert rec is not None
+        return dict(rec.value)
+    finally:
+        store.close()
+
+
+def crash_operator_at(c: Cluster, point: str) -> None:
+    c.restart("op1", extra_args=("--crash-at", point))
+    wait_for(lambda: c.routing(), what="operator back")
+
+
+@pytest.mark.parametrize("point", ["election:after-fence", "election:after-become-leader"])
+def test_operator_restart_mid_election(make_cluster: Callable[..., Cluster], point: str) -> None:
+    c = make_cluster(nodes=3, tablets=1, stall_timeout=1.0)
+    r0 = c.wait_ready()["tablets"]["0"]
+    put_all(c, "a", 20)
+    crash_operator_at(c, point)
+    c.kill(r0["leader"])
+    assert c.wait_exit("op1", 30) == 99, "the operator did not reach the crash point"
+    stalled = stored_shard(c, 0)
+    assert stalled["status"] == "election" and stalled["epoch"] > r0["epoch"]
+    c.launch("op1")
+    done = wait_for(lambda: (m := shard(c, 0))["status"] == "steady" and m, what="election completed")
+    assert done["epoch"] > stalled["epoch"] and done["leader"] != r0["leader"]
+    assert get_all(c, "a", 20) == list(range(20))
+    put_all(c, "b", 5)
+    assert_one_leader_per_epoch(c)
+
+
+@pytest.mark.parametrize(("point", "applied"), [("reconfig:after-prepare", False),
+                                                ("reconfig:after-commit-meta", True)])
+def test_operator_restart_mid_reconfiguration(make_cluster: Callable[..., Cluster], point: str,
+                                              applied: bool) -> None:
+    c = make_cluster(nodes=4, tablets=1, stall_timeout=1.0)
+    r0 = c.wait_ready()["tablets"]["0"]
+    leader, ens = r0["leader"], r0["ensemble"]
+    spare = next(n for n in c.node_addrs if n not in ens)
+    out = next(n for n in ens if n != leader)
+    put_all(c, "a", 20)
+    crash_operator_at(c, point)
+    with pytest.raises(Exception):  # noqa: B017 - the operator dies mid-call
+        admin.reconfig(*c.operator_addrs["op1"], 0, "swap", old=out, new=spare, timeout=30)
+    assert c.wait_exit("op1", 30) == 99
+    stalled = stored_shard(c, 0)
+    assert stalled["reconfig"]["phase"] == ("commit" if applied else "prepare")
+    c.launch("op1")
+    done = wait_for(lambda: (m := shard(c, 0))["status"] == "steady" and not m["reconfig"] and m,
+                    what="reconfiguration resolved")
+    expected = [n for n in ens if n != out] + [spare] if applied else ens
+    assert sorted(done["ensemble"]) == sorted(expected)
+    assert get_all(c, "a", 20) == list(range(20))
+    put_all(c, "b", 5)
+    if applied:
+        wait_for(lambda: caught_up(c, spare, done["leader"]), what="swapped-in node caught up")
+    assert_committed_prefixes_agree(c, 0)
+
+
+def test_two_racing_operators_lose_no_acknowledged_write(make_cluster: Callable[..., Cluster]) -> None:
+    c = make_cluster(nodes=3, tablets=2, operators=2, stall_timeout=1.0)
+    c.wait_ready()
+    stop = threading.Event()
+    rng = random.Random(7)
+
+    def faults() -> None:
+        while not stop.is_set():
+            victim = rng.choice(sorted(c.node_addrs))
+            c.kill(victim)
+            time.sleep(1.5)
+            c.launch(victim)
+            op = rng.choice(["op1", "op2"])
+            c.pause(op)
+            time.sleep(rng.uniform(0.5, 1.5))
+            c.resume(op)
+            time.sleep(1.0)
+
+    acked: dict[str, int] = {}
+    outcomes: dict[str, int] = {"ok": 0, "fail": 0, "info": 0}
+
+    async def writer(w: int, until: float) -> None:
+        cl = Client(c.operators(), timeout=3.0)
+        i = 0
+        try:
+            while time.monotonic() < until:
+                key = f"w{w}-{i}"
+                r = await cl.put(key, i)
+                outcomes[r.type] += 1
+                if r.type == "ok":
+                    acked[key] = i
+                i += 1
+        finally:
+            await cl.close()
+
+    async def workload() -> None:
+        until = time.monotonic() + 12
+        await asyncio.gather(*(writer(w, until) for w in range(6)))
+
+    t = threading.Thread(target=faults)
+    t.start()
+    try:
+        run(workload())
+    finally:
+        stop.set()
+        t.join(30)
+    for n in c.node_addrs:
+        if c.procs[n].pid is None:
+            c.launch(n)
+    for op in ("op1", "op2"):
+        c.resume(op)
+    c.wait_ready()
+    assert outcomes["ok"] > 50, outcomes
+
+    async def read_back() -> dict[str, object]:
+        cl = Client(c.operators(), timeout=10.0)
+        try:
+            return {k: (await cl.get(k)).value for k in acked}
+        finally:
+            await cl.close()
+
+    got = run(read_back())
+    lost = {k: v for k, v in acked.items() if got[k] != v}
+    assert not lost, f"acknowledged writes lost: {sorted(lost)[:10]} ({len(lost)} of {len(acked)})"
+    assert_one_leader_per_epoch(c)
+    assert_leaders_commit_only_current_epoch(c)
+    for tablet in (0, 1):
+        assert_committed_prefixes_agree(c, tablet)

@@ -1,0 +1,100 @@
+"""Reconfiguration by two-phase commit: node swap, expand and contract (with the commit-index rule)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from system import admin
+from system.launcher import Cluster
+from system.wire import RpcError
+
+from .checks import assert_committed_prefixes_agree, assert_one_leader_per_epoch, dumps
+from .conftest import do_ops, run, shard, wait_for
+
+
+def put_all(c: Cluster, prefix: str, n: int) -> None:
+    res = run(do_ops(c, [("put", (f"{prefix}{i}", i)) for i in range(n)]))
+    assert all(r.type == "ok" for r in res), res
+
+
+def get_all(c: Cluster, prefix: str, n: int) -> list[Any]:
+    return [r.value for r in run(do_ops(c, [("get", (f"{prefix}{i}",)) for i in range(n)]))]
+
+
+def caught_up(c: Cluster, node: str, leader: str) -> bool:
+    d = dumps(c, 0)
+    return node in d and d[node]["head"] == d[leader]["head"] and d[node]["commit"] == d[leader]["commit"]
+
+
+def test_swap_expand_contract(make_cluster: Callable[..., Cluster]) -> None:
+    c = make_cluster(nodes=4, tablets=1, replication=3, stall_timeout=1.0)
+    r0 = c.wait_ready()["tablets"]["0"]
+    leader, ens = r0["leader"], r0["ensemble"]
+    spare = next(n for n in c.node_addrs if n not in ens)
+    out = next(n for n in ens if n != leader)
+    op = c.operator_addrs["op1"]
+    put_all(c, "a", 20)
+
+    with pytest.raises(RpcError, match="refused"):
+        admin.reconfig(*op, 0, "swap", old=leader, new=spare)  # a swap never removes the leader
+    with pytest.raises(RpcError, match="refused"):
+        admin.reconfig(*op, 0, "expand", new=out)  # already a member
+
+    done = admin.reconfig(*op, 0, "swap", old=out, new=spare)
+    assert sorted(done["ensemble"]) == sorted([*(n for n in ens if n != out), spare])
+    assert done["epoch"] == r0["epoch"] + 1 and done["reconfig"] is None
+    put_all(c, "b", 10)
+    wait_for(lambda: caught_up(c, spare, leader), what="swapped-in node caught up")
+    assert dumps(c, 0)[spare]["kv"]["a3"] == 3
+
+    done = admin.reconfig(*op, 0, "expand", new=out)
+    assert len(done["ensemble"]) == 4
+    put_all(c, "c", 10)
+    wait_for(lambda: caught_up(c, out, leader), what="expanded node caught up")
+
+    done = admin.reconfig(*op, 0, "contract", old=spare)
+    assert sorted(done["ensemble"]) == sorted(ens)
+    put_all(c, "d", 10)
+    for p, n in (("a", 20), ("b", 10), ("c", 10), ("d", 10)):
+        assert get_all(c, p, n) == list(range(n))
+    assert shard(c, 0)["leader"] == leader
+    assert_committed_prefixes_agree(c, 0)
+    assert_one_leader_per_epoch(c)
+
+
+def test_contract_waits_until_the_commit_index_is_safe(make_cluster: Callable[..., Cluster]) -> None:
+    c = make_cluster(nodes=3, tablets=1, stall_timeout=1.0)
+    r0 = c.wait_ready()["tablets"]["0"]
+    leader = r0["leader"]
+    stay, drop = [n for n in r0["ensemble"] if n != leader]
+    put_all(c, "a", 20)
+    # With `stay` down, only the leader and `drop` hold the latest entries: removing `drop` now would
+    # leave committed entries on one node of two, so the leader must refuse the commit phase.
+    c.kill(stay)
+    put_all(c, "b", 5)
+    result: dict[str, Any] = {}
+
+    def contract() -> None:
+        try:
+            result["done"] = admin.reconfig(*c.operator_addrs["op1"], 0, "contract", old=drop)
+        except Exception as e:
+            result["error"] = e
+
+    t = threading.Thread(target=contract)
+    t.start()
+    try:
+        wait_for(lambda: (shard(c, 0).get("reconfig") or {}).get("phase") == "commit", what="commit phase")
+        assert "done" not in result and "error" not in result
+        assert shard(c, 0)["ensemble"] == r0["ensemble"]
+        c.launch(stay)  # it catches up, the commit index is safe again, the retried commit succeeds
+    finally:
+        t.join(60)
+    assert "error" not in result, result
+    assert sorted(result["done"]["ensemble"]) == sorted([leader, stay])
+    assert get_all(c, "a", 20) == list(range(20)) and get_all(c, "b", 5) == list(range(5))
+    put_all(c, "c", 5)
+    assert_committed_prefixes_agree(c, 0)
