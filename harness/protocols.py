@@ -54,6 +54,10 @@ class Backend(Protocol):
         """The data nodes' names, in a stable order."""
         ...
 
+    def operators(self) -> list[str]:
+        """The operator processes' names: the first is the active one, the rest are standbys."""
+        ...
+
     def cluster_info(self) -> dict[str, Any]:
         """What a client needs to reach the cluster (addresses, tablets, routing)."""
         ...

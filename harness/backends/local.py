@@ -44,11 +44,14 @@ class LocalBackend:
         """Start the cluster under ``run_dir/cluster`` and wait until every tablet has a leader."""
         self._run_dir = run_dir
         directory = run_dir / "cluster"
+        standby = "operator" in test.nemesis  # a second operator, stopped until a race starts it
         self.cluster = await asyncio.to_thread(
             Cluster.start, str(directory), nodes=test.nodes, tablets=test.tablets,
-            replication=min(3, test.nodes), bugs=tuple(test.bug),
+            replication=min(3, test.nodes), bugs=tuple(test.bug), operators=2 if standby else 1,
         )
         self._write_cleanup()
+        if standby:
+            await asyncio.to_thread(self.cluster.kill, "op2")
         await asyncio.to_thread(self.cluster.wait_ready, 60.0)
 
     def _write_cleanup(self) -> None:
@@ -74,6 +77,10 @@ class LocalBackend:
     def nodes(self) -> list[str]:
         """Node names n1..nN."""
         return sorted(self._require().node_addrs)
+
+    def operators(self) -> list[str]:
+        """op1 (active), then any standby."""
+        return sorted(self._require().operator_addrs)
 
     def cluster_info(self) -> dict[str, Any]:
         """Operator addresses (for clients) and the cluster description."""
