@@ -273,7 +273,8 @@ class Cluster:
         self.stop()
 
 
-def _is_ours(pid: int) -> bool:
+def is_cluster_process(pid: int) -> bool:
+    """Is ``pid`` alive and one of ours (a node, an operator or etcd), not a reused PID?"""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             cmd = f.read().replace(b"\0", b" ")
@@ -289,16 +290,16 @@ def stop_from_file(directory: str, timeout: float = 10.0) -> list[int]:
         raise FileNotFoundError(f"no cluster.json in {directory}")
     pids = [p["pid"] for p in [*desc["nodes"].values(), *desc["operators"].values(), desc.get("etcd") or {}]
             if p.get("pid")]
-    pids = [p for p in pids if _is_ours(p)]
+    pids = [p for p in pids if is_cluster_process(p)]
     for pid in pids:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGCONT)
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(_is_ours(p) for p in pids):
+    while time.monotonic() < deadline and any(is_cluster_process(p) for p in pids):
         time.sleep(0.1)
     for pid in pids:
-        if _is_ours(pid):
+        if is_cluster_process(pid):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
     return pids

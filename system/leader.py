@@ -24,12 +24,6 @@ WRITE_TIMEOUT_S = 10.0
 CONFIRM_TIMEOUT_S = 2.0
 
 
-def _consume(fut: asyncio.Future[Any]) -> None:
-    """Mark a future's exception as seen (its writer may have timed out and gone)."""
-    if not fut.cancelled():
-        fut.exception()
-
-
 class LeaderRole:
     """What a replica does while it leads its epoch."""
 
@@ -46,6 +40,8 @@ class LeaderRole:
         self._read_waiters: list[asyncio.Future[None]] = []
         self._confirm_task: asyncio.Task[None] | None = None
         self._commit_moved = asyncio.Event()
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._aging: set[int] = set()
 
     # --- lifecycle ------------------------------------------------------------------------------------
 
@@ -70,6 +66,8 @@ class LeaderRole:
         self._read_waiters = []
         if self._confirm_task is not None:
             self._confirm_task.cancel()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         self.replica.events.emit("leader_stopped", tablet=self.replica.tablet, epoch=self.replica.epoch,
                                  reason=reason)
 
@@ -153,13 +151,27 @@ class LeaderRole:
         if self.stopped:
             raise RpcError("not_leader", "no longer leader")
         off = self.append(op)
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        fut.add_done_callback(_consume)
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._waiters[off] = fut
-        try:
-            return await asyncio.wait_for(asyncio.shield(fut), WRITE_TIMEOUT_S)
-        except TimeoutError as e:
-            raise RpcError("timeout", f"entry {off} not committed within {WRITE_TIMEOUT_S}s") from e
+        if self._sweeper is None:
+            self._sweeper = loop.call_later(WRITE_TIMEOUT_S / 2, self._sweep)
+        return await fut
+
+    def _sweep(self) -> None:
+        """Fail writes that have waited about WRITE_TIMEOUT_S for their commit (outcome unknown).
+
+        One timer per leader instead of one per write keeps the write path cheap."""
+        self._sweeper = None
+        if self.stopped:
+            return
+        aged, self._aging = self._aging, set(self._waiters)
+        for off in aged & set(self._waiters):
+            fut = self._waiters.pop(off)
+            if not fut.done():
+                fut.set_exception(RpcError("timeout", f"entry {off} not committed in time"))
+        if self._waiters:
+            self._sweeper = asyncio.get_running_loop().call_later(WRITE_TIMEOUT_S / 2, self._sweep)
 
     async def read(self, key: str) -> Any:
         """A linearizable read of ``key`` (see the module docstring)."""

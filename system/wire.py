@@ -157,6 +157,11 @@ class RpcServer:
             pass
 
 
+def _expire(fut: asyncio.Future[Any]) -> None:
+    if not fut.done():
+        fut.set_exception(TimeoutError())
+
+
 class RpcConnection:
     """One client connection that carries many concurrent calls."""
 
@@ -219,9 +224,12 @@ class RpcConnection:
         except (ConnectionError, OSError) as e:
             self._pending.pop(rid, None)
             raise Unreachable(str(e)) from e
+        # A plain timer is much cheaper than asyncio.wait_for on this hot path.
+        timer = asyncio.get_running_loop().call_later(timeout, _expire, fut)
         try:
-            reply = await asyncio.wait_for(fut, timeout)
+            reply = await fut
         finally:
+            timer.cancel()
             self._pending.pop(rid, None)
         if reply.get("ok"):
             return reply.get("result")

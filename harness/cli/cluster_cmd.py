@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+from typing import Any
+
 import click
 
-from harness.cli.errors import not_landed
+from harness.cli.errors import fail
 
 
 @click.group()
@@ -12,21 +17,99 @@ def cluster() -> None:
     """Run the reference system by hand: up, status, down, admin."""
 
 
+def _description(directory: str) -> dict[str, Any]:
+    from system import statefile
+
+    desc = statefile.read_json(os.path.join(directory, "cluster.json"))
+    if desc is None:
+        fail(f"no cluster in {directory} (no cluster.json); start one with `fencepost cluster up --dir {directory}`")
+    return dict(desc)
+
+
+def _running(desc: dict[str, Any]) -> list[int]:
+    from system.launcher import is_cluster_process
+
+    procs = [*desc["nodes"].values(), *desc["operators"].values()]
+    return [p["pid"] for p in procs if p.get("pid") and is_cluster_process(p["pid"])]
+
+
 @cluster.command()
 @click.option("--nodes", type=int, default=3, show_default=True)
 @click.option("--tablets", type=int, default=4, show_default=True)
 @click.option("--dir", "directory", default=".fencepost-cluster", show_default=True, help="state directory")
 @click.option("--metadata", type=click.Choice(["sqlite", "etcd"]), default="sqlite", show_default=True)
-def up(nodes: int, tablets: int, directory: str, metadata: str) -> None:
+@click.option("--replication", type=int, default=3, show_default=True)
+@click.option("--bug", "bugs", multiple=True, help="inject a protocol bug (see system/bugs.py); repeatable")
+def up(nodes: int, tablets: int, directory: str, metadata: str, replication: int, bugs: tuple[str, ...]) -> None:
     """Start a local cluster on 127.0.0.N addresses and print where it is."""
-    not_landed("cluster up", "the reference system issue")
+    from system.bugs import BUGS
+    from system.launcher import Cluster
+
+    if not 1 <= nodes <= 200 or tablets < 1:
+        fail("--nodes must be 1..200 and --tablets at least 1")
+    unknown = sorted(set(bugs) - set(BUGS))
+    if unknown:
+        fail(f"unknown bug(s) {', '.join(unknown)}; known: {', '.join(sorted(BUGS))}")
+    path = os.path.abspath(directory)
+    if os.path.exists(os.path.join(path, "cluster.json")) and _running(_description(path)):
+        fail(f"a cluster is already running in {path}; stop it with `fencepost cluster down --dir {directory}`")
+    try:
+        c = Cluster.start(path, nodes=nodes, tablets=tablets, replication=replication, metadata=metadata,
+                          bugs=bugs, detach=True)
+    except FileNotFoundError as e:
+        fail(str(e))
+    try:
+        c.wait_ready(60.0)
+    except TimeoutError as e:
+        c.stop()
+        fail(f"cluster did not become ready: {e}")
+    desc = c.description()
+    for n, d in desc["nodes"].items():
+        click.echo(f"node {n}  {d['host']}:{d['port']}  uuid {d['uuid']}  pid {d['pid']}")
+    for o, d in desc["operators"].items():
+        click.echo(f"operator {o}  {d['host']}:{d['port']}  pid {d['pid']}")
+    click.echo(f"metadata {desc['metadata']}  tablets {tablets}  replication {c.replication}")
+    click.echo(f"description: {os.path.join(path, 'cluster.json')}")
 
 
 @cluster.command()
 @click.option("--dir", "directory", default=".fencepost-cluster", show_default=True)
-def status(directory: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object instead of text")
+def status(directory: str, as_json: bool) -> None:
     """Report on a running local cluster."""
-    not_landed("cluster status", "the reference system issue")
+    from system.admin import call_sync
+
+    desc = _description(os.path.abspath(directory))
+    nodes: dict[str, Any] = {}
+    for n, d in desc["nodes"].items():
+        try:
+            hello = call_sync(d["host"], d["port"], "hello", {}, timeout=2.0)
+            nodes[n] = {"up": True, "tablets": hello["tablets"]}
+        except Exception as e:
+            nodes[n] = {"up": False, "error": str(e) or type(e).__name__}
+    routing = None
+    for d in desc["operators"].values():
+        try:
+            routing = call_sync(d["host"], d["port"], "routing", {}, timeout=2.0)
+            break
+        except Exception:
+            continue
+    if as_json:
+        click.echo(json.dumps({"nodes": nodes, "routing": routing}, sort_keys=True))
+        return
+    for n, info in nodes.items():
+        if not info["up"]:
+            click.echo(f"node {n}: DOWN ({info['error']})")
+            continue
+        parts = [f"t{t}={s['status']}@{s['epoch']} head={s['head']} commit={s['commit']}"
+                 for t, s in sorted(info["tablets"].items(), key=lambda kv: int(kv[0]))]
+        click.echo(f"node {n}: up  " + "  ".join(parts))
+    if routing is None:
+        click.echo("operators: none answering")
+    else:
+        for t, m in sorted(routing["tablets"].items(), key=lambda kv: int(kv[0])):
+            click.echo(f"tablet {t}: {m['status']} leader={m['leader']} epoch={m['epoch']} "
+                       f"ensemble={','.join(m['ensemble'])}")
 
 
 @cluster.command()
@@ -35,4 +118,18 @@ def status(directory: str) -> None:
 @click.option("--all", "all_", is_flag=True, help="also remove docker leftovers labelled fencepost.run")
 def down(directory: str, store: str | None, all_: bool) -> None:
     """Stop a cluster, or reap processes, iptables rules and mounts that killed runs left."""
-    not_landed("cluster down", "the reference system issue")
+    from system.launcher import stop_from_file
+
+    if all_:
+        fail("`fencepost cluster down --all` (docker leftovers) is not available yet: it arrives with the docker"
+             " backend issue")
+    dirs = [os.path.abspath(directory)]
+    if store is not None:
+        if not os.path.isdir(store):
+            fail(f"no store directory {store}")
+        dirs = sorted(str(p.parent) for p in Path(store).rglob("cluster.json"))
+    elif not os.path.exists(os.path.join(dirs[0], "cluster.json")):
+        fail(f"no cluster in {dirs[0]} (no cluster.json)")
+    for d in dirs:
+        pids = stop_from_file(d)
+        click.echo(f"stopped {len(pids)} process(es) of the cluster in {d}")

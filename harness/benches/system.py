@@ -1,0 +1,98 @@
+"""``fencepost bench system``: throughput and latency of the reference system, fsync on.
+
+Each run starts a fresh local cluster (3 nodes, 1 tablet by default: one log whose group commit all
+clients share), then drives it from 16 concurrent clients in this process: first puts for
+``--seconds``, then gets for ``--seconds``. Only acknowledged (ok) operations count. The last line
+printed is one JSON object holding the medians over the runs of puts_per_s, gets_per_s, put_p50_ms,
+put_p99_ms, get_p50_ms and get_p99_ms.
+
+Extra arguments: ``--seconds S`` (default 5), ``--clients N`` (16), ``--nodes N`` (3), ``--tablets N``
+(1), ``--value-bytes N`` (100), ``--keys N`` (10000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from typing import Any
+
+FIGURES = ("puts_per_s", "gets_per_s", "put_p50_ms", "put_p99_ms", "get_p50_ms", "get_p99_ms")
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) by nearest rank; 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+async def _phase(operators: list[tuple[str, int]], kind: str, clients: int, seconds: float, keys: int,
+                 value: str) -> dict[str, Any]:
+    from system.client import Client
+
+    latencies: list[float] = []
+    outcomes = {"ok": 0, "fail": 0, "info": 0}
+
+    async def worker(w: int, until: float) -> None:
+        cl = Client(operators, timeout=10.0)
+        i = w
+        try:
+            await cl.refresh()
+            while time.monotonic() < until:
+                key = f"k{i % keys}"
+                t0 = time.perf_counter()
+                r = await (cl.put(key, value) if kind == "put" else cl.get(key))
+                dt = time.perf_counter() - t0
+                outcomes[r.type] += 1
+                if r.type == "ok":
+                    latencies.append(dt * 1000)
+                i += clients
+        finally:
+            await cl.close()
+
+    start = time.monotonic()
+    await asyncio.gather(*(worker(w, start + seconds) for w in range(clients)))
+    elapsed = time.monotonic() - start
+    return {"per_s": outcomes["ok"] / elapsed, "p50": percentile(latencies, 0.5), "p99": percentile(latencies, 0.99),
+            "outcomes": outcomes}
+
+
+def one_run(a: argparse.Namespace) -> dict[str, float]:
+    """Start a cluster, measure puts then gets, stop it; the figures of this run."""
+    from system.launcher import Cluster
+
+    with tempfile.TemporaryDirectory(prefix="fencepost-bench-") as d, \
+            Cluster.start(d, nodes=a.nodes, tablets=a.tablets) as c:
+        c.wait_ready(60.0)
+        value = "v" * a.value_bytes
+        puts = asyncio.run(_phase(c.operators(), "put", a.clients, a.seconds, a.keys, value))
+        gets = asyncio.run(_phase(c.operators(), "get", a.clients, a.seconds, a.keys, value))
+    print(f"  puts {puts['outcomes']}  gets {gets['outcomes']}", flush=True)
+    return {"puts_per_s": puts["per_s"], "gets_per_s": gets["per_s"], "put_p50_ms": puts["p50"],
+            "put_p99_ms": puts["p99"], "get_p50_ms": gets["p50"], "get_p99_ms": gets["p99"]}
+
+
+def main(runs: int, args: list[str]) -> None:
+    """Run the benchmark ``runs`` times; print progress, then one JSON line of median figures."""
+    p = argparse.ArgumentParser(prog="fencepost bench system")
+    p.add_argument("--seconds", type=float, default=5.0)
+    p.add_argument("--clients", type=int, default=16)
+    p.add_argument("--nodes", type=int, default=3)
+    p.add_argument("--tablets", type=int, default=1)
+    p.add_argument("--value-bytes", type=int, default=100)
+    p.add_argument("--keys", type=int, default=10000)
+    a = p.parse_args(args)
+    results = []
+    for i in range(max(1, runs)):
+        r = one_run(a)
+        print(f"run {i + 1}/{runs}: " + "  ".join(f"{k}={r[k]:.1f}" for k in FIGURES), flush=True)
+        results.append(r)
+    out: dict[str, Any] = {k: round(statistics.median(r[k] for r in results), 2) for k in FIGURES}
+    out.update({"runs": len(results), "nodes": a.nodes, "tablets": a.tablets, "clients": a.clients,
+                "seconds": a.seconds, "fsync": True})
+    print(json.dumps(out, sort_keys=True), flush=True)
