@@ -1,0 +1,106 @@
+"""No process and no iptables rule of a run survives it: normal end, SIGINT, or SIGKILL + cluster down."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.backends.iptables import leftover_chains, why_unavailable
+from harness.history.formats import load_history
+
+pytestmark = pytest.mark.slow
+FENCEPOST = [sys.executable, "-m", "harness.cli.main"]
+
+
+def processes_under(path: Path) -> list[int]:
+    """PIDs whose command line mentions ``path``."""
+    needle = str(path).encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                if needle in fh.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def start_test(store: Path, *extra: str) -> subprocess.Popen[bytes]:
+    nemesis = "partition,kill" if why_unavailable() is None else "kill"
+    return subprocess.Popen([*FENCEPOST, "test", "--nemesis", nemesis, "--time-limit", "60", "--interval", "0.5",
+                             "--seed", "3", "--store", str(store), *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_for_faults(store: Path, timeout: float = 90) -> Path:
+    """Wait until the run's history shows a partition applied (a kill without iptables); return its path."""
+    fault = "start-partition" if why_unavailable() is None else "start-kill"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for history in store.glob("*/*/history.jsonl"):
+            text = history.read_text()
+            if f'"type":"info","f":"{fault}"' in text and text.count("\n") > 50:
+                return history
+        time.sleep(0.3)
+    raise AssertionError(f"the run never applied {fault}")
+
+
+def assert_clean(store: Path, chains_before: list[str]) -> None:
+    deadline = time.monotonic() + 20
+    while processes_under(store) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_under(store) == []
+    assert leftover_chains() == chains_before
+
+
+def test_a_finished_run_leaves_nothing(tmp_path: Path) -> None:
+    chains = leftover_chains()
+    nemesis = "partition,kill" if why_unavailable() is None else "kill"
+    result = subprocess.run([*FENCEPOST, "test", "--nemesis", nemesis, "--time-limit", "6", "--interval", "1",
+                             "--seed", "4", "--store", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "report:" in result.stdout
+    assert_clean(tmp_path, chains)
+
+
+def test_sigint_tears_everything_down_and_keeps_the_history(tmp_path: Path) -> None:
+    chains = leftover_chains()
+    with start_test(tmp_path) as proc:
+        try:
+            history = wait_for_faults(tmp_path)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=120) == 3
+        finally:
+            proc.kill()
+    assert_clean(tmp_path, chains)
+    assert len(load_history(history, allow_torn_tail=True)) > 50
+
+
+def test_sigkilled_harness_is_reaped_by_cluster_down_and_its_history_checks(tmp_path: Path) -> None:
+    chains = leftover_chains()
+    with start_test(tmp_path) as proc:
+        try:
+            history = wait_for_faults(tmp_path)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            proc.kill()
+    assert processes_under(tmp_path), "the killed harness should have left its cluster running"
+    if why_unavailable() is None:
+        assert len(leftover_chains()) > len(chains), "the killed harness should have left its iptables chain"
+    down = subprocess.run([*FENCEPOST, "cluster", "down", "--store", str(tmp_path)], capture_output=True, text=True,
+                          timeout=120)
+    assert down.returncode == 0, down.stderr
+    assert_clean(tmp_path, chains)
+    check = subprocess.run([*FENCEPOST, "check", str(history)], capture_output=True, text=True, timeout=120)
+    assert check.returncode in (0, 2), check.stdout + check.stderr
+    assert "Traceback" not in check.stderr
