@@ -63,6 +63,9 @@ class AvailabilityChecker:
             "valid": True,
             "by_fault": {kind: self._kind_row(kind, by_kind[kind], windows) for kind in sorted(by_kind)},
         }
+        result["summary"] = "ok: " + ", ".join(
+            f"{row['ok_fraction']:.0%} {'without faults' if kind == NO_FAULT else 'during ' + kind}"
+            for kind, row in result["by_fault"].items() if row["ok_fraction"] is not None)
         if history:
             lo, hi = _longest_outage(calls, min(op.time for op in history), max(op.time for op in history))
             result["longest_outage_s"] = round((hi - lo) / 1e9, 3)

@@ -54,8 +54,11 @@ class ExceptionsChecker:
             if group["example"] is None:
                 group["example"] = op.to_dict()
         ordered = sorted(groups.values(), key=lambda g: (-g["count"], g["error"]))
+        top = ", ".join(f"{g['error']} ({g['count']})" for g in ordered[:3])
         return {
             "valid": True,
+            "summary": f"{len(ordered)} kind{'s' if len(ordered) != 1 else ''} of error: {top}" if ordered
+            else "no errors",
             "count": sum(g["count"] for g in ordered),
             "groups": ordered[:MAX_GROUPS],
             "groups_omitted": max(0, len(ordered) - MAX_GROUPS),

@@ -72,7 +72,9 @@ class LogPatternChecker:
                             })
                         break
         bad = {k: n for k, n in counts.items() if n and k in self.fatal}
-        result: dict[str, Any] = {"valid": not bad, "files": len(files), "counts": counts, "matches": matches}
+        found = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "nothing"
+        result: dict[str, Any] = {"valid": not bad, "files": len(files), "counts": counts, "matches": matches,
+                                  "summary": f"{len(files)} log file{'s' if len(files) != 1 else ''}: {found}"}
         if bad:
             result["explanation"] = "Node logs show crashes: " + ", ".join(
                 f"{n} {k} line{'s' if n != 1 else ''}" for k, n in bad.items()) + "."

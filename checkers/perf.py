@@ -74,8 +74,11 @@ class PerfChecker:
         times = [op.time for op in history]
         duration_s = (max(times) - min(times)) / 1e9 if times else 0.0
         ok = sum(1 for c in calls if c.outcome.value == "ok")
+        oks = sorted(latency_ns(c) / 1e6 for c in calls if c.outcome.value == "ok")
         result: dict[str, Any] = {
             "valid": True,
+            "summary": (f"{ok} ok calls in {duration_s:.1f} s; ok latency p50 {quantile(oks, 0.5):.1f} ms, "
+                        f"p99 {quantile(oks, 0.99):.1f} ms") if oks else "no ok calls",
             "duration_s": round(duration_s, 3),
             "calls": len(calls),
             "throughput_ok_per_s": round(ok / duration_s, 2) if duration_s > 0 else None,

@@ -37,7 +37,9 @@ class StatsChecker:
         by_f = count_outcomes(history)
         totals = {o: sum(row[o] for row in by_f.values()) for o in (*OUTCOMES, "count")}
         never_ok = [f for f, row in by_f.items() if row["ok"] == 0]
-        result: dict[str, Any] = {"valid": True, "by_f": by_f, **totals, "ops": len(history)}
+        result: dict[str, Any] = {"valid": True, "by_f": by_f, **totals, "ops": len(history),
+                                  "summary": f"{totals['ok']} ok, {totals['fail']} fail, {totals['info']} info "
+                                             f"in {totals['count']} calls"}
         if not by_f:
             result["valid"] = UNKNOWN
             result["explanation"] = "The history holds no client operations, so nothing was tested."

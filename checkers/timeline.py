@@ -31,4 +31,5 @@ class TimelineChecker:
         path = Path(ctx.run_dir) / FILE_NAME
         path.write_text(timeline_html(history, title), encoding="utf-8")
         processes = {op.process for op in history}
-        return {"valid": True, "html": FILE_NAME, "processes": len(processes), "ops": len(history)}
+        return {"valid": True, "html": FILE_NAME, "processes": len(processes), "ops": len(history),
+                "summary": f"{len(history)} ops from {len(processes)} processes"}

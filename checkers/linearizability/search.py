@@ -15,6 +15,8 @@ against a brute-force oracle):
 * info ops with equal inputs are interchangeable, so they are used in invocation order;
 * configurations are remembered as (definite ops linearized, state) -> sets of info ops used; a
   configuration that used a superset of a remembered one's info ops is pruned;
+* a read-only op that is legal now is linearized now, and nothing else is tried in its place: any
+  linearization that reads later can read here instead (its real-time predecessors are all done);
 * for models that declare ``lazy_unknown`` (registers), info ops are used only in a *block* right
   before a definite op that needs them: the definite op must be illegal both where the block started
   and just before the block's last info op, and a block never contains an op that ``overwrites`` the
@@ -73,6 +75,7 @@ class Search:
                 self.match[k] = return_node[self.op_of[k]]
         self.inputs = [e.input for e in entries]
         self.outputs = [e.output for e in entries]
+        self.reads = [bool(model.read_only(e.input)) and e.output is not UNKNOWN for e in entries]
         self.overwrites = [self.lazy and bool(model.overwrites(e.input)) for e in entries]
         # Definite ops get bits in one set, info ops in another.
         self.info = [e.output is UNKNOWN for e in entries]
@@ -112,10 +115,11 @@ class Search:
             return self.valid
         step, nxt, prv, is_call, op_of, match = self.step, self.nxt, self.prv, self.is_call, self.op_of, self.match
         inputs, outputs, info, bit, cache = self.inputs, self.outputs, self.info, self.bit, self.cache
-        before, overwrites, lazy = self.before, self.overwrites, self.lazy
+        before, overwrites, lazy, reads = self.before, self.overwrites, self.lazy, self.reads
         stack, path = self.stack, self.path
         state, dlin, ilin, remaining = self.state, self.dlin, self.ilin, self.remaining
         start, last, node, best, nodes = self.start, self.last, self.node, self.best, self.nodes
+        tail = len(nxt) - 1
         limit = nodes + max_nodes if max_nodes is not None else -1
         verdict: bool | None = None
         while True:
@@ -160,7 +164,7 @@ class Search:
                             node = nxt[node]
                             continue
                         seen.append(new_ilin)
-                    stack.append((node, state, dlin, ilin, start, last))
+                    stack.append((node, state, dlin, ilin, start, last, reads[i]))
                     path.append(i)
                     state, dlin, ilin, start, last = new_state, new_dlin, new_ilin, new_start, new_last
                     p = prv[node]
@@ -187,7 +191,7 @@ class Search:
                 if not stack:
                     verdict = False
                     break
-                node, state, dlin, ilin, start, last = stack.pop()
+                node, state, dlin, ilin, start, last, forced = stack.pop()
                 path.pop()
                 r = match[node]
                 if r:
@@ -196,7 +200,8 @@ class Search:
                     prv[nxt[r]] = r
                 nxt[prv[node]] = node
                 prv[nxt[node]] = node
-                node = nxt[node]
+                # A legal read was the only child worth trying: its failure fails the parent too.
+                node = tail if forced else nxt[node]
         self.state, self.dlin, self.ilin, self.remaining = state, dlin, ilin, remaining
         self.start, self.last, self.node, self.best, self.nodes = start, last, node, best, nodes
         self.valid = verdict

@@ -1,14 +1,93 @@
-"""``fencepost check``: check recorded histories."""
+"""``fencepost check``: check recorded histories for linearizability.
+
+One line per file (or, with ``--json``, one JSON object per file per line). The exit code is the
+worst verdict: invalid 1, then unknown 2, then valid 0; a file that cannot be checked gives 3.
+Without ``--model`` the model is picked by format, then by the functions present (see
+:mod:`checkers.models`).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+from typing import Any
+
 import click
 
-from harness.cli.errors import not_landed
+from harness.cli.errors import fail
+from harness.cli.exit_codes import ERROR, for_validity, worst
+
+FORMATS = ["auto", "jsonl", "edn", "parquet", "porcupine-etcd", "porcupine-kv"]
+MODELS = ["register", "cas-register", "etcd", "kv", "log", "set"]
+
+
+def _verdict_word(valid: Any) -> str:
+    return {True: "valid", False: "INVALID"}.get(valid, "unknown") if valid is not None else "ERROR"
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-def check(paths: tuple[str, ...]) -> None:
-    """Check histories at PATHS."""
-    not_landed("check", "the linearizability checker issue")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="history format")
+@click.option("--model", type=click.Choice(MODELS), default=None,
+              help="model; default: by format (porcupine-etcd: etcd, porcupine-kv: kv), else by the fs present")
+@click.option("--init", "init_json", default=None, help="initial value as JSON (default: absent / the model's)")
+@click.option("--timeout", type=float, default=None, help="seconds per file before the verdict is unknown")
+@click.option("--no-partition", is_flag=True, help="check the whole history as one partition (benchmarks)")
+@click.option("--all-violations", is_flag=True, help="keep checking partitions after the first violation")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per file per line")
+@click.option("--html", "html_dir", default=None, help="write an HTML timeline per invalid file into DIR")
+@click.option("--explain", is_flag=True, help="print a plain-text counterexample under each invalid file")
+@click.option("--jobs", type=int, default=None, help="processes for many files (default: all cores)")
+def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | None, timeout: float | None,
+          no_partition: bool, all_violations: bool, as_json: bool, html_dir: str | None, explain: bool,
+          jobs: int | None) -> None:
+    """Check the histories at PATHS for linearizability."""
+    from checkers.linearizability.run import FileOptions, check_files
+
+    init = None
+    if init_json is not None:
+        try:
+            init = json.loads(init_json)
+        except json.JSONDecodeError as e:
+            fail(f"--init is not valid JSON: {e.msg}")
+    if timeout is not None and timeout <= 0:
+        fail("--timeout must be positive")
+    if html_dir is not None:
+        os.makedirs(html_dir, exist_ok=True)
+    opts = FileOptions(fmt=fmt, model=model, init=init, timeout=timeout, partition=not no_partition,
+                       all_violations=all_violations, explain=explain or html_dir is not None or True)
+    codes: list[int] = []
+    for report in check_files(list(paths), opts, jobs):
+        if report.valid is None:
+            codes.append(ERROR)
+            for line in report.errors:
+                click.echo(f"fencepost: error: {line}", err=True)
+            if as_json:
+                click.echo(json.dumps(report.summary))
+            else:
+                click.echo(f"{report.path}: ERROR {report.errors[0] if report.errors else ''}")
+            continue
+        codes.append(for_validity(report.valid))
+        s = report.summary
+        if as_json:
+            click.echo(json.dumps(s, default=str))
+        else:
+            keys = f" invalid keys: {', '.join(map(repr, s['invalid_keys'][:5]))}" if s["invalid_keys"] else ""
+            click.echo(f"{report.path}: {_verdict_word(report.valid)} (model {s['model']}, {s['ops']} ops, "
+                       f"{s['partitions']} partition{'s' if s['partitions'] != 1 else ''}, "
+                       f"{s['seconds']:.3f}s){keys}")
+            if explain and report.counterexamples:
+                from checkers.linearizability.explain import explain_all
+
+                click.echo(explain_all(report.counterexamples))
+        if html_dir is not None and report.valid is False:
+            from checkers.linearizability.html import render_html
+
+            out = os.path.join(html_dir, os.path.basename(report.path) + ".html")
+            facts = {k: s[k] for k in ("valid", "model", "ops", "partitions", "invalid_keys")}
+            with open(out, "w", encoding="utf-8") as fh:
+                fh.write(render_html(report.path, report.counterexamples, facts))
+    sys.stdout.flush()
+    sys.exit(worst(codes))
