@@ -19,10 +19,12 @@ import jinja2
 from reports.run_view import Verdict, verdict_of
 from reports.templating import environment
 
-SHOWN_ELSEWHERE = frozenset({"valid", "valid?", "error", "traceback", "explanation", "seconds", "html", "plots"})
+SHOWN_ELSEWHERE = frozenset({"valid", "valid?", "error", "traceback", "explanation", "summary", "seconds", "html",
+                             "plots"})
 ARTIFACT_SUFFIXES = (".html", ".htm", ".png", ".svg", ".jpg", ".jpeg")
 SPECIAL = {"stats", "exceptions", "perf", "availability", "log-pattern", "timeline"}
 SEVERITY = {"invalid": 0, "unknown": 1, "unchecked": 2, "valid": 3}
+PROBLEMS = frozenset({"invalid", "unknown"})
 
 
 @dataclass
@@ -56,6 +58,24 @@ class Card:
     sub_results: list[tuple[str, str, str]] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)
     body: str | None = None
+
+    @property
+    def is_problem(self) -> bool:
+        """True for an invalid or unknown result."""
+        return self.verdict in PROBLEMS
+
+    @property
+    def headline(self) -> str:
+        """One line for the summary table: the result's ``summary``, else its explanation's first line,
+        else its error."""
+        summary = self.result.get("summary")
+        if isinstance(summary, str) and summary.strip():
+            return summary.strip().splitlines()[0]
+        if self.error:
+            return f"crashed: {self.error}"
+        if self.explanation:
+            return self.explanation.strip().splitlines()[0]
+        return ""
 
     @property
     def anchor(self) -> str:

@@ -7,6 +7,7 @@ Every plot shades the fault windows, one colour per fault kind (see :mod:`report
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 OUTCOME_COLORS = {"ok": "#2b7bba", "fail": "#e6457a", "info": "#f0a202"}
+F_COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#7f7f7f")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 BUCKETS = 60
 QUANTILE_STYLES = ((0.5, "-"), (0.95, "--"), (0.99, "-."), (1.0, ":"))
@@ -81,14 +83,24 @@ def latency_raw(calls: Sequence[Call], windows: Sequence[FaultWindow], path: Pat
             if pts:
                 ax.scatter([c.call_time / 1e9 for c in pts], [_latency_ms(c) for c in pts], s=9, alpha=0.7,
                            color=color, marker=MARKERS[i % len(MARKERS)], label=f"{f} {outcome}", linewidths=0)
-    ax.set_yscale("log")
+    _plain_log_axis(ax)
     ax.set_xlim(*_span(calls, windows))
     return _finish(fig, ax, path)
 
 
-def _buckets(lo: float, hi: float) -> tuple[float, int]:
-    width = max((hi - lo) / BUCKETS, 0.1)
+def _buckets(lo: float, hi: float, points: int, per_bucket: int) -> tuple[float, int]:
+    """A bucket width (s) and count giving about ``per_bucket`` points a bucket, 4 to :data:`BUCKETS` buckets."""
+    wanted = max(4, min(BUCKETS, points // max(1, per_bucket)))
+    width = max((hi - lo) / wanted, 0.1)
     return width, int((hi - lo) / width) + 1
+
+
+def _plain_log_axis(ax: Axes) -> None:
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def latency_quantiles(calls: Sequence[Call], windows: Sequence[FaultWindow], path: Path, title: str = "") -> Path:
@@ -98,40 +110,48 @@ def latency_quantiles(calls: Sequence[Call], windows: Sequence[FaultWindow], pat
     fig, ax = _figure(f"{title} latency quantiles (ok calls)".strip(), "latency (ms)")
     shade_faults(ax, windows)
     lo, hi = _span(calls, windows)
-    width, n = _buckets(lo, hi)
-    colors = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
-    for i, f in enumerate(sorted({c.f for c in calls})):
+    fs = sorted({c.f for c in calls})
+    oks = [c for c in calls if c.outcome.value == "ok"]
+    width, n = _buckets(lo, hi, len(oks) // max(1, len(fs)), 8)
+    for i, f in enumerate(fs):
         buckets: list[list[float]] = [[] for _ in range(n)]
-        for c in calls:
-            if c.f == f and c.outcome.value == "ok":
+        for c in oks:
+            if c.f == f:
                 buckets[min(n - 1, int((c.call_time / 1e9 - lo) / width))].append(_latency_ms(c))
-        xs = [lo + (k + 0.5) * width for k in range(n) if buckets[k]]
-        if not xs:
+        if not any(buckets):
             continue
-        for q, dash in QUANTILE_STYLES:
-            ys = [quantile(sorted(b), q) for b in buckets if b]
+        xs = [lo + (k + 0.5) * width for k in range(n)]
+        for q, dash in QUANTILE_STYLES:  # an empty bucket is a gap in the line, not a bridge
+            ys = [quantile(sorted(b), q) if b else math.nan for b in buckets]
             name = "max" if q == 1.0 else f"p{round(q * 100)}"
-            ax.plot(xs, ys, dash, color=colors[i % len(colors)], lw=1.2, label=f"{f} {name}")
-    ax.set_yscale("log")
+            ax.plot(xs, ys, dash, color=F_COLORS[i % len(F_COLORS)], lw=1.2, marker=".", ms=3, label=f"{f} {name}")
+    latencies = [_latency_ms(c) for c in oks]
+    if latencies and max(latencies) / min(latencies) > 100:  # spans decades: log, else plain is easier to read
+        _plain_log_axis(ax)
+    else:
+        ax.set_ylim(bottom=0)
     ax.set_xlim(lo, hi)
     return _finish(fig, ax, path)
 
 
 def throughput(calls: Sequence[Call], windows: Sequence[FaultWindow], path: Path, title: str = "") -> Path:
-    """Completions per second over time, per function and outcome."""
+    """Completions per second over time: ok per function, and fail and info over all functions."""
     fig, ax = _figure(f"{title} throughput".strip(), "completions / s")
     shade_faults(ax, windows)
     lo, hi = _span(calls, windows)
-    width, n = _buckets(lo, hi)
-    for i, f in enumerate(sorted({c.f for c in calls})):
-        for outcome, color in OUTCOME_COLORS.items():
-            counts = [0] * n
-            for c in calls:
-                if c.f == f and c.outcome.value == outcome:
-                    counts[min(n - 1, max(0, int((_done(c) / 1e9 - lo) / width)))] += 1
-            if any(counts):
-                ax.plot([lo + (k + 0.5) * width for k in range(n)], [k / width for k in counts],
-                        color=color, marker=MARKERS[i % len(MARKERS)], ms=3, lw=1, label=f"{f} {outcome}")
+    width, n = _buckets(lo, hi, len(calls), 15)
+    xs = [lo + (k + 0.5) * width for k in range(n)]
+    series: list[tuple[str, str, str, list[Call]]] = [
+        (f"{f} ok", F_COLORS[i % len(F_COLORS)], "-", [c for c in calls if c.f == f and c.outcome.value == "ok"])
+        for i, f in enumerate(sorted({c.f for c in calls}))]
+    series += [(f"all {o}", OUTCOME_COLORS[o], "--", [c for c in calls if c.outcome.value == o])
+               for o in ("fail", "info")]
+    for label, color, dash, chosen in series:
+        counts = [0] * n
+        for c in chosen:
+            counts[min(n - 1, max(0, int((_done(c) / 1e9 - lo) / width)))] += 1
+        if any(counts):
+            ax.plot(xs, [k / width for k in counts], dash, color=color, marker=".", ms=4, lw=1.2, label=label)
     ax.set_xlim(lo, hi)
     ax.set_ylim(bottom=0)
     return _finish(fig, ax, path)

@@ -96,7 +96,8 @@ class RunView:
 
 def load_run(path: str | Path, *, with_history: bool = True) -> RunView:
     """Read a run folder; never raises for missing or malformed pieces (see :class:`RunView`)."""
-    view = RunView(Path(path))
+    where = Path(path)
+    view = RunView(where.resolve() if where.is_symlink() else where)  # STORE/latest names its run
     run = view.run
     config = _read_json(run.test_json, view.notes)
     if config is None and not run.test_json.exists():

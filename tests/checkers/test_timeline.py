@@ -15,8 +15,9 @@ MS = 1_000_000
 def test_writes_one_lane_per_process_with_the_nemesis_last(tmp_path: Path) -> None:
     history = sample_history()
     result = TimelineChecker().check(history, CheckContext(test={"name": "demo"}, run_dir=tmp_path))
-    assert result == {"valid": True, "html": "timeline.html", "processes": len({op.process for op in history}),
-                      "ops": len(history)}
+    processes = len({op.process for op in history})
+    assert result == {"valid": True, "html": "timeline.html", "processes": processes, "ops": len(history),
+                      "summary": f"{len(history)} ops from {processes} processes"}
     html = (tmp_path / "timeline.html").read_text(encoding="utf-8")
     lanes = re.findall(r'<span class="lane-name">([^<]+)</span>', html)
     assert lanes[-1] == "nemesis"

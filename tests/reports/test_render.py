@@ -113,7 +113,7 @@ def test_results_from_a_newer_or_older_version_render_generically(v0_run: Path) 
     html = write_report(v0_run, draw=False).read_text(encoding="utf-8")
     assert 'data-verdict="invalid"' in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert" not in html
-    assert '<iframe class="view" src="lin/key-1.html"' in html
+    assert '<iframe class="view short" src="lin/key-1.html"' in html
     assert "outside.html" in html and 'src="../../../outside.html"' not in html
     assert 'href="/etc/passwd.html"' not in html
     assert "per_key / 1" in html and "stale read" in html
