@@ -8,6 +8,7 @@ script, so it opens from disk or inside the report.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from reports.templating import environment
 MAX_CALLS = 10_000
 MIN_WIDTH_PX = 1200
 MAX_WIDTH_PX = 40_000
-PX_PER_CALL = 16
+PX_PER_CALL = 24
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,9 @@ def timeline_html(history: Sequence[Op], title: str = "timeline") -> str:
                                  + (" (never stopped)" if w.open_ended else "")})
     step = next(s for s in (0.001, 0.01, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 600, 3600, 1e9)
                 if s * px_per_s >= 90)
-    ticks = [{"left": round(k * step * px_per_s, 1), "label": f"{(t0 / 1e9) + k * step:g}s"}
-             for k in range(int(span_s / step) + 1)]
+    first = math.ceil(t0 / 1e9 / step)
+    ticks = [{"left": x(round(k * step * 1e9)), "label": f"{round(k * step, 3):g}s"}
+             for k in range(first, first + int(span_s / step) + 2) if k * step * 1e9 <= t1]
     ordered = [(("nemesis" if p == NEMESIS else f"process {p}"), lanes[p]) for p in sorted(lanes, key=_lane_key)]
     kinds = {w["fault"]: w for w in windows}
     return environment().get_template("timeline.html.j2").render(
