@@ -13,7 +13,6 @@ unknown).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import struct
 from collections.abc import Awaitable, Callable
@@ -53,25 +52,62 @@ def encode(obj: Any) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-async def read_frame(reader: asyncio.StreamReader) -> Any:
-    """Read one frame; raise EOFError at a clean end and FrameError on garbage or an oversized frame."""
-    try:
-        header = await reader.readexactly(4)
-    except asyncio.IncompleteReadError as e:
-        if e.partial:
-            raise FrameError("truncated frame header") from e
-        raise EOFError from e
-    (length,) = _HEADER.unpack(header)
-    if length > MAX_FRAME:
-        raise FrameError(f"frame of {length} bytes exceeds the {MAX_FRAME}-byte limit")
-    try:
-        body = await reader.readexactly(length)
-    except asyncio.IncompleteReadError as e:
-        raise FrameError("truncated frame body") from e
-    try:
-        return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise FrameError(f"frame is not JSON: {e}") from e
+class Framer:
+    """Splits a byte stream into decoded frames."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> list[Any]:
+        """Add bytes; return every frame now complete. Raise FrameError on garbage or an oversized frame."""
+        buf = self._buf
+        buf += data
+        out = []
+        while len(buf) >= 4:
+            (length,) = _HEADER.unpack_from(buf, 0)
+            if length > MAX_FRAME:
+                raise FrameError(f"frame of {length} bytes exceeds the {MAX_FRAME}-byte limit")
+            if len(buf) < 4 + length:
+                break
+            body = bytes(buf[4: 4 + length])
+            del buf[: 4 + length]
+            try:
+                out.append(json.loads(body))
+            except (UnicodeDecodeError, json.JSONDecodeError) as e:
+                raise FrameError(f"frame is not JSON: {e}") from e
+        return out
+
+
+class _ServerProtocol(asyncio.Protocol):
+    def __init__(self, server: RpcServer) -> None:
+        self.server = server
+        self.framer = Framer()
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.server._transports.add(transport)
+
+    def data_received(self, data: bytes) -> None:
+        t = self.transport
+        assert t is not None
+        try:
+            msgs = self.framer.feed(data)
+        except FrameError as e:
+            t.write(encode({"id": None, "ok": False, "error": "bad_frame", "message": str(e)}))
+            t.close()
+            return
+        for msg in msgs:
+            if not isinstance(msg, dict) or not isinstance(msg.get("method"), str):
+                t.write(encode({"id": None, "ok": False, "error": "bad_request",
+                                "message": "a request is an object with a string 'method'"}))
+                continue
+            self.server._spawn(msg, t)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.transport is not None:
+            self.server._transports.discard(self.transport)
 
 
 class RpcServer:
@@ -81,11 +117,12 @@ class RpcServer:
         self._handler = handler
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._writers: set[asyncio.StreamWriter] = set()
+        self._transports: set[asyncio.Transport] = set()
 
     async def start(self, host: str, port: int) -> None:
         """Bind and start accepting connections."""
-        self._server = await asyncio.start_server(self._on_connection, host, port, reuse_address=True)
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: _ServerProtocol(self), host, port, reuse_address=True)
 
     @property
     def port(self) -> int:
@@ -97,39 +134,19 @@ class RpcServer:
         """Stop accepting, drop open connections and cancel running handlers."""
         if self._server is not None:
             self._server.close()
-        for w in list(self._writers):
-            w.close()
-        for t in list(self._tasks):
-            t.cancel()
+        for t in list(self._transports):
+            t.close()
+        for task in list(self._tasks):
+            task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
-        try:
-            while True:
-                try:
-                    msg = await read_frame(reader)
-                except EOFError:
-                    return
-                except FrameError as e:
-                    writer.write(encode({"id": None, "ok": False, "error": "bad_frame", "message": str(e)}))
-                    return
-                if not isinstance(msg, dict) or not isinstance(msg.get("method"), str):
-                    writer.write(encode({"id": None, "ok": False, "error": "bad_request",
-                                         "message": "a request is an object with a string 'method'"}))
-                    continue
-                task = asyncio.create_task(self._answer(msg, writer))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-        except (ConnectionError, OSError, asyncio.CancelledError):
-            return  # a cancelled handler (server shutdown) ends quietly
-        finally:
-            self._writers.discard(writer)
-            with contextlib.suppress(Exception):
-                writer.close()
+    def _spawn(self, msg: dict[str, Any], transport: asyncio.Transport) -> None:
+        task = asyncio.get_running_loop().create_task(self._answer(msg, transport))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
-    async def _answer(self, msg: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+    async def _answer(self, msg: dict[str, Any], transport: asyncio.Transport) -> None:
         rid = msg.get("id")
         params = msg.get("params") or {}
         to = msg.get("to")
@@ -143,18 +160,13 @@ class RpcServer:
         except RpcError as e:
             reply = {"id": rid, "ok": False, "error": e.code, "message": e.message, **e.data}
         except asyncio.CancelledError:
-            raise
+            return
         except (KeyError, TypeError, ValueError) as e:
             reply = {"id": rid, "ok": False, "error": "bad_request", "message": f"{type(e).__name__}: {e}"}
         except Exception as e:
             reply = {"id": rid, "ok": False, "error": "internal", "message": f"{type(e).__name__}: {e}"}
-        if writer.is_closing():
-            return
-        try:
-            writer.write(encode(reply))
-            await writer.drain()
-        except (ConnectionError, OSError):
-            pass
+        if not transport.is_closing():
+            transport.write(encode(reply))
 
 
 def _expire(fut: asyncio.Future[Any]) -> None:
@@ -162,49 +174,65 @@ def _expire(fut: asyncio.Future[Any]) -> None:
         fut.set_exception(TimeoutError())
 
 
+class _ClientProtocol(asyncio.Protocol):
+    def __init__(self, conn: RpcConnection) -> None:
+        self.conn = conn
+        self.framer = Framer()
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            msgs = self.framer.feed(data)
+        except FrameError:
+            if self.transport is not None:
+                self.transport.close()
+            return
+        pending = self.conn._pending
+        for msg in msgs:
+            fut = pending.pop(msg.get("id", -1), None) if isinstance(msg, dict) else None
+            if fut is not None and not fut.done():
+                fut.set_result(msg)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.conn._lost(self.transport)
+
+
 class RpcConnection:
     """One client connection that carries many concurrent calls."""
 
     def __init__(self, host: str, port: int) -> None:
         self.host, self.port = host, port
-        self._writer: asyncio.StreamWriter | None = None
+        self._transport: asyncio.Transport | None = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._next_id = 0
-        self._read_task: asyncio.Task[None] | None = None
         self._connecting = asyncio.Lock()
 
     @property
     def connected(self) -> bool:
         """True while the connection is open."""
-        return self._writer is not None and not self._writer.is_closing()
+        return self._transport is not None and not self._transport.is_closing()
 
     async def _connect(self, timeout: float) -> None:
         async with self._connecting:
             if self.connected:
                 return
+            loop = asyncio.get_running_loop()
             try:
-                reader, self._writer = await asyncio.wait_for(
-                    asyncio.open_connection(self.host, self.port), timeout)
+                transport, _ = await asyncio.wait_for(
+                    loop.create_connection(lambda: _ClientProtocol(self), self.host, self.port), timeout)
             except (TimeoutError, OSError) as e:
                 raise Unreachable(f"{self.host}:{self.port}: {e or type(e).__name__}") from e
-            self._read_task = asyncio.create_task(self._read_loop(reader))
+            assert isinstance(transport, asyncio.Transport)
+            self._transport = transport
 
-    async def _read_loop(self, reader: asyncio.StreamReader) -> None:
-        try:
-            while True:
-                msg = await read_frame(reader)
-                fut = self._pending.pop(msg.get("id", -1), None) if isinstance(msg, dict) else None
-                if fut is not None and not fut.done():
-                    fut.set_result(msg)
-        except (EOFError, FrameError, ConnectionError, OSError):
-            pass
-        finally:
-            self._fail_pending()
-
-    def _fail_pending(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-        self._writer = None
+    def _lost(self, transport: asyncio.Transport | None) -> None:
+        if transport is not None and transport is not self._transport:
+            return
+        self._transport = None
         pending, self._pending = self._pending, {}
         for fut in pending.values():
             if not fut.done():
@@ -214,18 +242,17 @@ class RpcConnection:
         """Send one request and return its result; raise RpcError, Unreachable, ConnectionLost or TimeoutError."""
         if not self.connected:
             await self._connect(timeout)
-        assert self._writer is not None
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            raise Unreachable(f"{self.host}:{self.port}: connection closed before sending")
         self._next_id += 1
         rid = self._next_id
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
         self._pending[rid] = fut
-        try:
-            self._writer.write(encode({"id": rid, "method": method, "to": to, "params": params}))
-        except (ConnectionError, OSError) as e:
-            self._pending.pop(rid, None)
-            raise Unreachable(str(e)) from e
+        transport.write(encode({"id": rid, "method": method, "to": to, "params": params}))
         # A plain timer is much cheaper than asyncio.wait_for on this hot path.
-        timer = asyncio.get_running_loop().call_later(timeout, _expire, fut)
+        timer = loop.call_later(timeout, _expire, fut)
         try:
             reply = await fut
         finally:
@@ -238,13 +265,11 @@ class RpcConnection:
 
     async def close(self) -> None:
         """Close the connection; pending calls fail with ConnectionLost."""
-        if self._writer is not None:
-            self._writer.close()
-        if self._read_task is not None:
-            self._read_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._read_task
-        self._fail_pending()
+        t = self._transport
+        if t is not None:
+            t.close()
+        self._lost(t)
+        await asyncio.sleep(0)
 
 
 class RpcPool:
