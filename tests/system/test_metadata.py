@@ -79,3 +79,22 @@ def test_etcd_cas(tmp_path: Path) -> None:
 def test_unknown_url_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown metadata URL"):
         open_store("zk://x")
+
+
+def test_cluster_on_etcd_metadata_fails_over(tmp_path: Path) -> None:
+    if etcd_binary() is None:
+        pytest.skip("etcd is not installed: apt-get install -y etcd-server")
+    from system.launcher import Cluster
+
+    from .conftest import do_ops, run, shard, wait_for
+
+    with Cluster.start(str(tmp_path / "c"), nodes=3, tablets=1, metadata="etcd", stall_timeout=1.0) as c:
+        assert c.metadata_url.startswith("etcd://")
+        r0 = c.wait_ready()["tablets"]["0"]
+        assert run(do_ops(c, [("put", ("k", 1))]))[0].type == "ok"
+        c.kill(r0["leader"])
+        wait_for(lambda: (m := shard(c, 0))["status"] == "steady" and m["leader"] != r0["leader"], what="failover")
+        assert run(do_ops(c, [("get", ("k",))]))[0].value == 1
+        store = open_store(c.metadata_url)
+        rec = store.get("shards/00000")
+        assert rec is not None and rec.value["epoch"] > r0["epoch"]
