@@ -14,7 +14,7 @@ from typing import Any
 from checkers.api import CheckContext
 from harness.history.op import Call, Op, OpType
 from harness.history.pairing import pair_calls
-from reports.faults import FaultWindow, fault_windows
+from reports.faults import fault_windows
 
 NO_FAULT = "none"
 
@@ -38,8 +38,23 @@ def _longest_outage(calls: Sequence[Call], start: int, end: int) -> tuple[int, i
     return best
 
 
+def _union_ns(spans: Sequence[tuple[int, int]]) -> int:
+    """The total length of the union of ``spans``."""
+    total, reach = 0, None
+    for lo, hi in sorted(spans):
+        if reach is None or lo > reach:
+            total += hi - lo
+            reach = hi
+        elif hi > reach:
+            total += hi - reach
+            reach = hi
+    return total
+
+
 class AvailabilityChecker:
-    """Ok fraction per fault kind and outside faults, and the longest stretch with no ok completion.
+    """Per fault kind and outside faults: the ok fraction of calls invoked there, and the rate of ok
+    completions there (which shows an outage even when blocked clients invoke little); and the longest
+    stretch with no ok completion.
 
     Args:
         min_ok_fraction: if set, a fault kind whose ok fraction is below it makes the result invalid.
@@ -59,15 +74,27 @@ class AvailabilityChecker:
             kinds = {w.fault for w in windows if w.contains(c.call_time)} or {NO_FAULT}
             for kind in kinds:
                 by_kind.setdefault(kind, []).append(c)
-        result: dict[str, Any] = {
-            "valid": True,
-            "by_fault": {kind: self._kind_row(kind, by_kind[kind], windows) for kind in sorted(by_kind)},
-        }
-        result["summary"] = "ok: " + ", ".join(
-            f"{row['ok_fraction']:.0%} {'without faults' if kind == NO_FAULT else 'during ' + kind}"
-            for kind, row in result["by_fault"].items() if row["ok_fraction"] is not None)
+        start = min((op.time for op in history), default=0)
+        end = max((op.time for op in history), default=0)
+        rows = {kind: _tally(by_kind[kind]) for kind in sorted(by_kind)}
+        ok_done = [c.return_time for c in calls if c.outcome is OpType.OK]
+        for kind in {w.fault for w in windows}:
+            mine = [w for w in windows if w.fault == kind]
+            row = rows.setdefault(kind, _tally([]))
+            row["windows"] = len(mine)
+            seconds = _union_ns([(w.start, w.end) for w in mine]) / 1e9
+            row["seconds"] = round(seconds, 3)
+            oks = sum(1 for t in ok_done if any(w.contains(t) for w in mine))
+            row["ok_per_s"] = round(oks / seconds, 2) if seconds > 0 else None
+        if NO_FAULT in rows or not windows:
+            row = rows.setdefault(NO_FAULT, _tally([]))
+            seconds = (end - start - _union_ns([(w.start, w.end) for w in windows])) / 1e9
+            oks = sum(1 for t in ok_done if not any(w.contains(t) for w in windows))
+            row["ok_per_s"] = round(oks / seconds, 2) if seconds > 0 else None
+        result: dict[str, Any] = {"valid": True, "by_fault": dict(sorted(rows.items()))}
+        result["summary"] = "; ".join(self._headline(kind, row) for kind, row in result["by_fault"].items())
         if history:
-            lo, hi = _longest_outage(calls, min(op.time for op in history), max(op.time for op in history))
+            lo, hi = _longest_outage(calls, start, end)
             result["longest_outage_s"] = round((hi - lo) / 1e9, 3)
             result["longest_outage_at_s"] = round(lo / 1e9, 3)
             result["longest_outage_faults"] = sorted({w.fault for w in windows if w.start < hi and w.end > lo})
@@ -82,10 +109,11 @@ class AvailabilityChecker:
         return result
 
     @staticmethod
-    def _kind_row(kind: str, calls: Sequence[Call], windows: Sequence[FaultWindow]) -> dict[str, Any]:
-        row = _tally(calls)
-        if kind != NO_FAULT:
-            mine = [w for w in windows if w.fault == kind]
-            row["windows"] = len(mine)
-            row["seconds"] = round(sum(w.end - w.start for w in mine) / 1e9, 3)
-        return row
+    def _headline(kind: str, row: dict[str, Any]) -> str:
+        where = "without faults" if kind == NO_FAULT else f"during {kind}"
+        parts = []
+        if row["ok_fraction"] is not None:
+            parts.append(f"{row['ok_fraction']:.0%} ok")
+        if row.get("ok_per_s") is not None:
+            parts.append(f"{row['ok_per_s']:g} ok/s")
+        return f"{where}: {', '.join(parts) or 'no calls'}"
