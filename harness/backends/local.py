@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -103,7 +104,13 @@ class LocalBackend:
         """Start a killed process again with the same data (a no-op if it runs)."""
         c = self._require()
         if c.procs[node].pid is None:
-            await asyncio.to_thread(c.launch, node)
+            await asyncio.to_thread(self._launch, node)
+
+    def _launch(self, name: str) -> None:
+        """Start a process and record its new PID in cluster.json, for the reaper."""
+        c = self._require()
+        c.launch(name)
+        c.write_description()
 
     async def pause(self, node: str) -> None:
         """SIGSTOP."""
@@ -119,7 +126,7 @@ class LocalBackend:
         await asyncio.to_thread(c.kill, node)
         data = c.procs[node].info["data"]
         await asyncio.to_thread(shutil.rmtree, data, True)
-        await asyncio.to_thread(c.launch, node)
+        await asyncio.to_thread(self._launch, node)
 
     async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
         """Drop traffic between the grudge's node pairs with iptables."""
@@ -161,8 +168,29 @@ class LocalBackend:
             (run_dir / "nodes" / name / "dump.json").write_text(json.dumps(dump, default=str) + "\n")
 
 
+def _pids_mentioning(text: str) -> list[int]:
+    """PIDs of system processes (node, operator, master, etcd) whose command line contains ``text``."""
+    needle = text.encode()
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmd = fh.read()
+        except OSError:
+            continue
+        if needle in cmd and (b"system." in cmd or b"etcd" in cmd):
+            pids.append(int(entry))
+    return pids
+
+
 def reap_run_dir(run_dir: Path) -> list[str]:
-    """Stop processes and remove iptables chains that a killed run under ``run_dir`` left; say what was done."""
+    """Stop processes and remove iptables chains that a killed run under ``run_dir`` left; say what was done.
+
+    Processes are found both from cluster.json and by their command line naming the run's cluster
+    directory, so a node restarted after the description was written is found too.
+    """
     from harness.backends.iptables import delete_chain
     from system.launcher import stop_from_file
 
@@ -172,10 +200,16 @@ def reap_run_dir(run_dir: Path) -> list[str]:
         return done
     data = json.loads(cleanup.read_text())
     cluster_dir = data.get("cluster_dir")
-    if cluster_dir and os.path.exists(os.path.join(cluster_dir, "cluster.json")):
-        pids = stop_from_file(cluster_dir)
-        if pids:
-            done.append(f"stopped {len(pids)} process(es) of {run_dir}")
+    if cluster_dir:
+        pids: list[int] = []
+        if os.path.exists(os.path.join(cluster_dir, "cluster.json")):
+            pids = stop_from_file(cluster_dir, timeout=5.0)
+        strays = _pids_mentioning(cluster_dir)
+        for pid in strays:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if pids or strays:
+            done.append(f"stopped {len(set(pids) | set(strays))} process(es) of {run_dir}")
     chain = data.get("iptables_chain")
     if chain:
         delete_chain(chain)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.backends.iptables import leftover_chains, why_unavailable
+from harness.backends.iptables import delete_chain, leftover_chains, why_unavailable
 from harness.history.formats import load_history
 
 pytestmark = pytest.mark.slow
@@ -32,6 +34,18 @@ def processes_under(path: Path) -> list[int]:
         except OSError:
             continue
     return found
+
+
+@pytest.fixture(autouse=True)
+def reap_on_failure(tmp_path: Path) -> Iterator[None]:
+    """Whatever a failing test leaves under its store is killed, and new iptables chains are removed."""
+    before = set(leftover_chains())
+    yield
+    for pid in processes_under(tmp_path):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for chain in set(leftover_chains()) - before:
+        delete_chain(chain)
 
 
 def start_test(store: Path, *extra: str) -> subprocess.Popen[bytes]:
