@@ -49,9 +49,7 @@ def fault_windows(history: Sequence[Op]) -> list[FaultWindow]:
     end_of_history = max(op.time for op in history)
     opened: dict[str, list[tuple[int, object]]] = {}
     windows: list[FaultWindow] = []
-    for call in pair_calls(history, include_nemesis=True):
-        if call.process != NEMESIS:
-            continue
+    for call in pair_calls([op for op in history if op.process == NEMESIS], include_nemesis=True):
         done = call.complete
         if call.f.startswith(START):
             fault = call.f[len(START):]

@@ -76,13 +76,20 @@ def latency_raw(calls: Sequence[Call], windows: Sequence[FaultWindow], path: Pat
     """Every call's latency against its invocation time; colour by outcome, marker by function."""
     fig, ax = _figure(f"{title} raw latency".strip(), "latency (ms)")
     shade_faults(ax, windows)
+    import numpy as np
+
+    groups: dict[tuple[str, str], list[Call]] = {}
+    for c in calls:
+        groups.setdefault((c.f, c.outcome.value), []).append(c)
     fs = sorted({c.f for c in calls})
     for i, f in enumerate(fs):
         for outcome, color in OUTCOME_COLORS.items():
-            pts = [c for c in calls if c.f == f and c.outcome.value == outcome]
+            pts = groups.get((f, outcome))
             if pts:
-                ax.scatter([c.call_time / 1e9 for c in pts], [_latency_ms(c) for c in pts], s=9, alpha=0.7,
-                           color=color, marker=MARKERS[i % len(MARKERS)], label=f"{f} {outcome}", linewidths=0)
+                xs = np.fromiter((c.call_time / 1e9 for c in pts), float, len(pts))
+                ys = np.fromiter((_latency_ms(c) for c in pts), float, len(pts))
+                ax.scatter(xs, ys, s=9, alpha=0.7, color=color, marker=MARKERS[i % len(MARKERS)],
+                           label=f"{f} {outcome}", linewidths=0, rasterized=True)
     _plain_log_axis(ax)
     ax.set_xlim(*_span(calls, windows))
     return _finish(fig, ax, path)
