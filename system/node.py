@@ -246,6 +246,7 @@ class Node:
 async def serve(node_id: str, host: str, port: int, data_dir: str) -> None:
     """Run a node until SIGTERM/SIGINT."""
     node = Node(node_id, data_dir)
+    node.pool.source = host  # replicate from our own address, so per-link partitions apply
     server = RpcServer(node.dispatch)
     await server.start(host, port)
     stop = asyncio.Event()

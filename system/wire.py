@@ -202,10 +202,16 @@ class _ClientProtocol(asyncio.Protocol):
 
 
 class RpcConnection:
-    """One client connection that carries many concurrent calls."""
+    """One client connection that carries many concurrent calls.
 
-    def __init__(self, host: str, port: int) -> None:
+    ``source``, when given, is the local address the connection is made from. Nodes connect from their
+    own address, so a network fault that drops one node's traffic to another (iptables rules matching
+    source and destination on 127.0.0.N) cuts exactly that link.
+    """
+
+    def __init__(self, host: str, port: int, source: str | None = None) -> None:
         self.host, self.port = host, port
+        self.source = source
         self._transport: asyncio.Transport | None = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._next_id = 0
@@ -222,8 +228,10 @@ class RpcConnection:
                 return
             loop = asyncio.get_running_loop()
             try:
+                local = (self.source, 0) if self.source else None
                 transport, _ = await asyncio.wait_for(
-                    loop.create_connection(lambda: _ClientProtocol(self), self.host, self.port), timeout)
+                    loop.create_connection(lambda: _ClientProtocol(self), self.host, self.port, local_addr=local),
+                    timeout)
             except (TimeoutError, OSError) as e:
                 raise Unreachable(f"{self.host}:{self.port}: {e or type(e).__name__}") from e
             assert isinstance(transport, asyncio.Transport)
@@ -273,9 +281,10 @@ class RpcConnection:
 
 
 class RpcPool:
-    """Connections keyed by address, opened on first use and reused."""
+    """Connections keyed by address, opened on first use and reused, all made from ``source`` if given."""
 
-    def __init__(self) -> None:
+    def __init__(self, source: str | None = None) -> None:
+        self.source = source
         self._conns: dict[tuple[str, int], RpcConnection] = {}
 
     def get(self, host: str, port: int) -> RpcConnection:
@@ -283,7 +292,7 @@ class RpcPool:
         key = (host, port)
         conn = self._conns.get(key)
         if conn is None:
-            conn = self._conns[key] = RpcConnection(host, port)
+            conn = self._conns[key] = RpcConnection(host, port, self.source)
         return conn
 
     async def call(self, host: str, port: int, method: str, to: str | None, params: dict[str, Any],
