@@ -123,13 +123,43 @@ def down(directory: str, store: str | None, all_: bool) -> None:
     if all_:
         fail("`fencepost cluster down --all` (docker leftovers) is not available yet: it arrives with the docker"
              " backend issue")
-    dirs = [os.path.abspath(directory)]
     if store is not None:
-        if not os.path.isdir(store):
-            fail(f"no store directory {store}")
-        dirs = sorted(str(p.parent) for p in Path(store).rglob("cluster.json"))
-    elif not os.path.exists(os.path.join(dirs[0], "cluster.json")):
-        fail(f"no cluster in {dirs[0]} (no cluster.json)")
-    for d in dirs:
-        pids = stop_from_file(d)
-        click.echo(f"stopped {len(pids)} process(es) of the cluster in {d}")
+        reap_store(Path(store))
+        return
+    d = os.path.abspath(directory)
+    if not os.path.exists(os.path.join(d, "cluster.json")):
+        fail(f"no cluster in {d} (no cluster.json)")
+    pids = stop_from_file(d)
+    click.echo(f"stopped {len(pids)} process(es) of the cluster in {d}")
+
+
+def reap_store(store: Path) -> None:
+    """Stop every process and remove every iptables chain that runs under ``store`` left behind."""
+    from harness.backends.iptables import delete_chain, leftover_chains
+    from harness.backends.local import reap_run_dir
+    from system.launcher import stop_from_file
+
+    if not store.is_dir():
+        fail(f"no store directory {store}")
+    reaped = 0
+    run_dirs = sorted({p.parent for p in store.rglob("cleanup.json")})
+    for run_dir in run_dirs:
+        for line in reap_run_dir(run_dir):
+            click.echo(line)
+            reaped += 1
+    # Clusters started outside a run (e.g. `cluster up --dir` inside the store) have only cluster.json.
+    covered = {str(r) for r in run_dirs}
+    for desc in sorted(store.rglob("cluster.json")):
+        if not any(str(desc).startswith(c + os.sep) for c in covered):
+            pids = stop_from_file(str(desc.parent))
+            if pids:
+                click.echo(f"stopped {len(pids)} process(es) of the cluster in {desc.parent}")
+                reaped += 1
+    names = {r.name.replace(".", "")[-20:] for r in run_dirs}
+    for chain in leftover_chains():
+        if any(chain.endswith(name) for name in names):
+            delete_chain(chain)
+            click.echo(f"removed iptables chain {chain}")
+            reaped += 1
+    if not reaped:
+        click.echo(f"nothing left running under {store}")
