@@ -17,6 +17,8 @@ STANDARD_CHECKERS = (
     "checkers.exceptions:ExceptionsChecker",
     "checkers.perf:PerfChecker",
     "checkers.timeline:TimelineChecker",
+    "checkers.availability:AvailabilityChecker",
+    "checkers.log_pattern:LogPatternChecker",
 )
 """Checkers every run gets besides its workload's own, as "module:class" (skipped until they exist)."""
 
@@ -42,6 +44,10 @@ def check_run(run: RunDir, workload: Workload, history: Sequence[Op], test: dict
     """Run the workload's checkers and the standard ones; write and return results.json's content."""
     ctx = CheckContext(test=test, run_dir=run.path)
     results = run_checkers([*workload.checkers(), *standard_checkers()], history, ctx)
+    extra = test.get("extra") or {}
+    for field in ("campaign", "case"):  # campaign pages group runs by these
+        if extra.get(field):
+            results[field] = extra[field]
     run.write_results(results)
     return results
 

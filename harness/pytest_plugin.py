@@ -49,6 +49,18 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", line)
 
 
+def _campaign_id(request: pytest.FixtureRequest) -> str:
+    """One id per test function per pytest session, so a parametrized matrix forms one campaign."""
+    stash_key = "fencepost_campaign_started"
+    started = getattr(request.config, stash_key, None)
+    if started is None:
+        import datetime as dt
+
+        started = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+        setattr(request.config, stash_key, started)
+    return f"{request.node.module.__name__.rsplit('.', 1)[-1]}.{request.function.__name__}-{started}"
+
+
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
     """A running 3-node, 4-tablet local cluster of the reference system, stopped afterwards."""
@@ -70,11 +82,15 @@ def run_test(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., Ru
 
     opts = request.config.option
     store = Path(opts.fencepost_store) if opts.fencepost_store else tmp_path / "store"
+    campaign = _campaign_id(request)
 
     def go(**fields: Any) -> RunOutcome:
         fields.setdefault("backend", opts.fencepost_backend)
         if opts.fencepost_time_limit is not None:
             fields["time_limit"] = opts.fencepost_time_limit
-        return run(TestConfig(**fields), store)
+        extra = dict(fields.pop("extra", {}) or {})
+        extra.setdefault("campaign", campaign)
+        extra.setdefault("case", request.node.name)
+        return run(TestConfig(**fields, extra=extra), store)
 
     return go
