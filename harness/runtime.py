@@ -57,6 +57,9 @@ async def execute(
         if main_task is not None:
             loop.add_signal_handler(signal.SIGTERM, main_task.cancel)
     recorder = Recorder(run.history_path)
+    # History times are ns since this moment; node event logs use wall-clock seconds.
+    (run.path / "timing.json").write_text(json.dumps({"start_wall_s": time.time() - recorder.elapsed_ns() / 1e9})
+                                          + "\n")
     tally = Tally()
     schedule = schedule_for(config, packages)
     (run.path / "schedule.json").write_text(json.dumps([w.to_dict() for w in schedule], indent=1) + "\n")

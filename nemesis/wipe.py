@@ -26,8 +26,9 @@ class WipeNemesis:
     async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Wipe one random node."""
         node = rng.choice(sorted(backend.nodes()))
+        old_uuid = backend.cluster_info().get("uuids", {}).get(node)
         await backend.wipe(node)
-        return {"target": spec.target, "wiped": [node]}
+        return {"target": spec.target, "wiped": [node], "old_uuids": {node: old_uuid}}
 
     async def stop(self, backend: Backend) -> dict[str, Any]:
         """Nothing to undo: the wiped node was restarted as part of the wipe."""

@@ -86,7 +86,8 @@ class LocalBackend:
     def cluster_info(self) -> dict[str, Any]:
         """Operator addresses (for clients) and the cluster description."""
         c = self._require()
-        return {"operators": c.operators(), "tablets": c.tablets, "nodes": dict(c.node_addrs)}
+        return {"operators": c.operators(), "tablets": c.tablets, "nodes": dict(c.node_addrs),
+                "uuids": {n: c.node_uuid(n) for n in c.node_addrs}}
 
     async def leaders(self) -> dict[int, str]:
         """Each tablet's leader, from the first operator that answers."""
@@ -157,7 +158,9 @@ class LocalBackend:
                 shutil.copy2(log, dest / log.name)
             data = c.procs[name].info.get("data")
             events = Path(data) / "events.jsonl" if data else None
-            if events is not None and events.exists():
+            if events is None:  # an operator: its event log sits in the shared operators folder
+                events = Path(c.dir) / "operators" / f"operator-{name}.jsonl"
+            if events.exists():
                 shutil.copy2(events, dest / "events.jsonl")
         for name, (host, port) in c.node_addrs.items():
             uuid = c.node_uuid(name)
