@@ -19,6 +19,7 @@ STANDARD_CHECKERS = (
     "checkers.timeline:TimelineChecker",
     "checkers.availability:AvailabilityChecker",
     "checkers.log_pattern:LogPatternChecker",
+    "checkers.amnesia:AmnesiaChecker",
 )
 """Checkers every run gets besides its workload's own, as "module:class" (skipped until they exist)."""
 

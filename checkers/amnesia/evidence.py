@@ -1,0 +1,89 @@
+"""What the amnesia checker reads besides the history: node event logs, final state dumps, wipes.
+
+Everything comes from the run folder: ``nodes/<node>/events.jsonl`` (node and operator event logs),
+``nodes/<node>/dump.json`` (each node's final per-tablet state), and ``timing.json`` (the wall-clock
+start, to place wall-clock events on the history's timeline).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.history.op import NEMESIS, Op, OpType
+
+
+@dataclass
+class Evidence:
+    """Event logs, dumps and fault records for one run.
+
+    Attributes:
+        events: every event of every node and operator, in wall-clock order; ``source`` names the process
+            whose log it came from (an operator's events also carry ``node``: the node they concern).
+        dumps: node -> its final dump (``{"uuid", "tablets": {tablet: state}}``), nodes that answered only.
+        wipes: ``(history time ns, node, old uuid)`` for each wipe the nemesis applied.
+        start_wall_s: the history's time zero on the wall clock, if recorded.
+    """
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    dumps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    wipes: list[tuple[int, str, str | None]] = field(default_factory=list)
+    start_wall_s: float | None = None
+
+    def history_ns(self, wall_s: float) -> int | None:
+        """A wall-clock time as ns on the history's timeline (None if the start is unknown)."""
+        if self.start_wall_s is None:
+            return None
+        return int((wall_s - self.start_wall_s) * 1e9)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn last line from a killed node
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def wipes_in(history: Sequence[Op]) -> list[tuple[int, str, str | None]]:
+    """The wipes the nemesis recorded: completed ``start-wipe`` ops name the node and its old UUID."""
+    found = []
+    for op in history:
+        if op.process == NEMESIS and op.f == "start-wipe" and op.type is not OpType.INVOKE and op.error is None:
+            value = op.value if isinstance(op.value, dict) else {}
+            uuids = value.get("old_uuids") or {}
+            for node in value.get("wiped", []):
+                found.append((op.time, node, uuids.get(node)))
+    return found
+
+
+def load_evidence(run_dir: Path | None, history: Sequence[Op]) -> Evidence:
+    """Read everything the run folder holds (missing pieces stay empty)."""
+    ev = Evidence(wipes=wipes_in(history))
+    if run_dir is None:
+        return ev
+    timing = run_dir / "timing.json"
+    if timing.exists():
+        ev.start_wall_s = float(json.loads(timing.read_text())["start_wall_s"])
+    nodes = run_dir / "nodes"
+    if nodes.is_dir():
+        for node_dir in sorted(p for p in nodes.iterdir() if p.is_dir()):
+            events = node_dir / "events.jsonl"
+            if events.exists():
+                for rec in _read_jsonl(events):
+                    rec["source"] = node_dir.name
+                    ev.events.append(rec)
+            dump = node_dir / "dump.json"
+            if dump.exists():
+                data = json.loads(dump.read_text())
+                if isinstance(data, dict) and "tablets" in data:
+                    ev.dumps[node_dir.name] = data
+    ev.events.sort(key=lambda e: e.get("ts", 0.0))
+    return ev

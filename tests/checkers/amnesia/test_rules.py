@@ -1,0 +1,195 @@
+"""Each amnesia rule, once broken and once kept, on crafted histories, event logs and dumps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checkers.amnesia import AmnesiaChecker
+from checkers.amnesia.evidence import Evidence, load_evidence
+from checkers.amnesia.rules import (
+    acknowledged_writes_survive,
+    deleted_keys_stay_deleted,
+    epochs_never_go_down,
+    one_leader_per_epoch,
+    replicas_agree_below_commit,
+    wiped_nodes_change_identity,
+)
+from checkers.api import CheckContext
+from harness.history.op import NEMESIS, Op, OpType
+
+
+def hist(*calls: tuple[Any, str, Any, Any, str, Any]) -> list[Op]:
+    """Sequential calls: (process, f, key, input, outcome, output); each takes 10 ns."""
+    ops: list[Op] = []
+    for proc, f, key, value, outcome, output in calls:
+        ops.append(Op(len(ops), len(ops) * 10, proc, OpType.INVOKE, f, key, value))
+        ops.append(Op(len(ops), len(ops) * 10, proc, OpType(outcome), f, key, output))
+    return ops
+
+
+def dump(uuid: str, tablets: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"uuid": uuid, "tablets": tablets}
+
+
+def replica(kv: dict[str, Any], status: str = "leader", epoch: int = 1, commit: int = 0,
+            entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"status": status, "epoch": epoch, "commit": commit, "applied": commit, "kv": kv, "entries": entries or []}
+
+
+def ev(source: str, event: str, ts: float, **fields: Any) -> dict[str, Any]:
+    return {"source": source, "node": fields.pop("node", source), "event": event, "ts": ts, **fields}
+
+
+# Rule 1 -------------------------------------------------------------------------------------------------
+
+WRITES = hist((0, "write", 1, 10, "ok", 10), (0, "write", 1, 11, "ok", 11), (1, "append", "l", "x", "ok", None))
+
+
+def test_rule1_kept_when_the_last_acknowledged_write_survives() -> None:
+    e = Evidence(dumps={"n1": dump("u1", {"0": replica({"1": 11, "l": ["x"]})})})
+    assert acknowledged_writes_survive(WRITES, e) == []
+
+
+def test_rule1_broken_by_a_stale_final_value_and_a_lost_append() -> None:
+    e = Evidence(dumps={"n1": dump("u1", {"0": replica({"1": 10, "l": []})})})
+    found = acknowledged_writes_survive(WRITES, e)
+    assert sorted(v["rule"] for v in found) == ["1 lost append", "1 stale final state"]
+    stale = next(v for v in found if v["rule"] == "1 stale final state")
+    assert stale["op"] == 2 and "was lost" in stale["explanation"]
+
+
+def test_rule1_broken_by_a_missing_key() -> None:
+    e = Evidence(dumps={"n1": dump("u1", {"0": replica({})})})
+    assert [v["rule"] for v in acknowledged_writes_survive(WRITES[:4], e)] == ["1 lost write"]
+
+
+# Rules 2 and 6 --------------------------------------------------------------------------------------------
+
+def test_rule2_kept_across_a_restart_and_operator_requests_do_not_count() -> None:
+    events = [ev("n1", "node_started", 1, uuid="u1"), ev("n1", "fenced", 2, tablet=0, epoch=3),
+              ev("op1", "fence_failed", 3, node="n1", tablet=0, epoch=9),
+              ev("n1", "node_started", 4, uuid="u1"), ev("n1", "tablet_loaded", 5, tablet=0, epoch=3)]
+    assert epochs_never_go_down([], Evidence(events=events)) == []
+
+
+def test_rule2_broken_when_a_restart_forgets_the_epoch() -> None:
+    events = [ev("n1", "node_started", 1, uuid="u1"), ev("n1", "epoch_adopted", 2, tablet=0, epoch=5),
+              ev("n1", "node_started", 4, uuid="u1"), ev("n1", "tablet_loaded", 5, tablet=0, epoch=4)]
+    found = epochs_never_go_down([], Evidence(events=events))
+    assert [v["rule"] for v in found] == ["2 epoch went down"]
+    assert (found[0]["from"], found[0]["to"]) == (5, 4)
+
+
+def test_rule2_allows_a_new_uuid_to_start_over() -> None:
+    events = [ev("n1", "node_started", 1, uuid="u1"), ev("n1", "fenced", 2, tablet=0, epoch=5),
+              ev("n1", "node_started", 4, uuid="u2"), ev("n1", "fenced", 5, tablet=0, epoch=1)]
+    assert epochs_never_go_down([], Evidence(events=events)) == []
+
+
+def test_rule6_kept_when_a_tombstone_keeps_its_epoch() -> None:
+    events = [ev("n1", "node_started", 1, uuid="u1"), ev("n1", "fenced", 2, tablet=0, epoch=5),
+              ev("n1", "tablet_tombstoned", 3, tablet=0, epoch=5), ev("n1", "fence_refused", 4, tablet=0, epoch=5)]
+    assert epochs_never_go_down([], Evidence(events=events)) == []
+
+
+def test_rule6_broken_when_a_tombstone_forgets_its_epoch() -> None:
+    events = [ev("n1", "node_started", 1, uuid="u1"), ev("n1", "tablet_tombstoned", 3, tablet=0, epoch=5),
+              ev("n1", "fenced", 4, tablet=0, epoch=2)]
+    assert [v["rule"] for v in epochs_never_go_down([], Evidence(events=events))] == ["6 tombstone forgot its epoch"]
+
+
+# Rule 3 --------------------------------------------------------------------------------------------------
+
+def test_rule3_kept_with_one_leader_per_epoch() -> None:
+    events = [ev("n1", "became_leader", 1, tablet=0, epoch=1), ev("n2", "became_leader", 2, tablet=0, epoch=2),
+              ev("n2", "became_leader", 3, tablet=1, epoch=1)]
+    assert one_leader_per_epoch([], Evidence(events=events)) == []
+
+
+def test_rule3_broken_by_two_leaders_in_one_epoch() -> None:
+    events = [ev("n1", "became_leader", 1, tablet=0, epoch=4), ev("n3", "became_leader", 2, tablet=0, epoch=4)]
+    found = one_leader_per_epoch([], Evidence(events=events))
+    assert found[0]["nodes"] == ["n1", "n3"] and "both became leader" in found[0]["explanation"]
+
+
+# Rule 4 --------------------------------------------------------------------------------------------------
+
+LOG = [{"e": 1, "o": 0, "v": {"op": "put", "key": "a", "value": 1}},
+       {"e": 1, "o": 1, "v": {"op": "put", "key": "a", "value": 2}}]
+
+
+def test_rule4_kept_when_uncommitted_tails_differ() -> None:
+    dirty = [LOG[0], {"e": 1, "o": 1, "v": {"op": "put", "key": "a", "value": 99}}]
+    e = Evidence(dumps={"n1": dump("u1", {"0": replica({}, commit=1, entries=LOG)}),
+                        "n2": dump("u2", {"0": replica({}, "follower", commit=0, entries=dirty)})})
+    assert replicas_agree_below_commit([], e) == []
+
+
+def test_rule4_broken_by_a_committed_entry_that_differs() -> None:
+    other = [LOG[0], {"e": 2, "o": 1, "v": {"op": "put", "key": "a", "value": 3}}]
+    e = Evidence(dumps={"n1": dump("u1", {"0": replica({}, commit=1, entries=LOG)}),
+                        "n2": dump("u2", {"0": replica({}, "follower", commit=1, entries=other)})})
+    found = replicas_agree_below_commit([], e)
+    assert found[0]["offset"] == 1 and found[0]["nodes"] == ["n1", "n2"]
+
+
+# Rule 5 --------------------------------------------------------------------------------------------------
+
+WIPE = [Op(0, 1_000_000_000, NEMESIS, OpType.INVOKE, "start-wipe"),
+        Op(1, 2_000_000_000, NEMESIS, OpType.INFO, "start-wipe", value={"wiped": ["n2"], "old_uuids": {"n2": "old"}})]
+
+
+def test_rule5_kept_when_the_wiped_node_comes_back_as_someone_new() -> None:
+    e = Evidence(events=[ev("n2", "node_started", 105.0, uuid="new")], dumps={"n2": dump("new", {})},
+                 wipes=[(2_000_000_000, "n2", "old")], start_wall_s=100.0)
+    assert wiped_nodes_change_identity(WIPE, e) == []
+
+
+def test_rule5_broken_when_the_wiped_node_answers_under_its_old_uuid() -> None:
+    e = Evidence(events=[ev("n2", "node_started", 105.0, uuid="old")], dumps={"n2": dump("old", {})},
+                 wipes=[(2_000_000_000, "n2", "old")], start_wall_s=100.0)
+    assert [v["rule"] for v in wiped_nodes_change_identity(WIPE, e)] == ["5 wiped node kept its identity"]
+
+
+# Rule 7 --------------------------------------------------------------------------------------------------
+
+def test_rule7_kept_when_reads_after_a_delete_see_nothing_or_newer_values() -> None:
+    h = hist((0, "write", "k", 1, "ok", 1), (0, "delete", "k", None, "ok", True), (1, "read", "k", None, "ok", None))
+    assert deleted_keys_stay_deleted(h, Evidence()) == []
+
+
+def test_rule7_broken_when_a_deleted_value_comes_back() -> None:
+    h = hist((0, "write", "k", 1, "ok", 1), (0, "delete", "k", None, "ok", True), (1, "read", "k", None, "ok", 1))
+    found = deleted_keys_stay_deleted(h, Evidence())
+    assert [v["rule"] for v in found] == ["7 deleted key came back"] and found[0]["op"] == 4
+
+
+# The whole checker, from a run folder -------------------------------------------------------------------
+
+def write_run(tmp_path: Path, final_value: int) -> Path:
+    (tmp_path / "timing.json").write_text(json.dumps({"start_wall_s": 100.0}))
+    for node, uuid in (("n1", "u1"), ("n2", "u2")):
+        d = tmp_path / "nodes" / node
+        d.mkdir(parents=True)
+        (d / "events.jsonl").write_text(json.dumps({"ts": 100.1, "node": node, "event": "node_started", "uuid": uuid})
+                                        + "\n" + '{"torn": ')
+        state = replica({"1": final_value, "l": ["x"]}, "leader" if node == "n1" else "follower")
+        (d / "dump.json").write_text(json.dumps(dump(uuid, {"0": state})))
+    return tmp_path
+
+
+@pytest.mark.parametrize(("final_value", "valid"), [(11, True), (10, False)])
+def test_checker_reads_a_run_folder(tmp_path: Path, final_value: int, valid: bool) -> None:
+    run = write_run(tmp_path, final_value)
+    assert len(load_evidence(run, WRITES).events) == 2  # the torn line is skipped
+    result = AmnesiaChecker().check(WRITES, CheckContext(run_dir=run))
+    assert result["valid"] is valid
+    assert result["explanation"]
+
+
+def test_checker_is_unknown_without_evidence() -> None:
+    assert AmnesiaChecker().check(WRITES, CheckContext())["valid"] == "unknown"
