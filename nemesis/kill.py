@@ -2,49 +2,18 @@
 
 from __future__ import annotations
 
-import random
-from collections.abc import Sequence
-from typing import Any
-
-from harness.protocols import Backend, FaultSpec
-from nemesis.targets import PROCESS_TARGETS, choose_nodes
+from harness.protocols import Backend
+from nemesis.process_fault import ProcessFault
 
 
-class KillNemesis:
-    """Kill nodes with SIGKILL, then start them again with their data."""
-
-    name = "kill"
-    color = "#e4572e"
-
-    def __init__(self) -> None:
-        self._down: list[str] = []
-
-    def targets(self) -> Sequence[str]:
-        """Which nodes a window may kill."""
-        return PROCESS_TARGETS
-
-    async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
-        """Kill the chosen nodes."""
-        nodes = await choose_nodes(backend, spec.target, rng)
-        for node in nodes:
-            self._down.append(node)
-            await backend.kill(node)
-        return {"target": spec.target, "killed": nodes}
-
-    async def stop(self, backend: Backend) -> dict[str, Any]:
-        """Restart every node this package killed."""
-        started = []
-        while self._down:
-            node = self._down.pop()
-            await backend.start(node)
-            started.append(node)
-        return {"started": sorted(started)}
-
-    async def heal(self, backend: Backend) -> None:
-        """Restart anything still down."""
-        await self.stop(backend)
+async def _kill(backend: Backend, node: str) -> None:
+    await backend.kill(node)
 
 
-def package() -> KillNemesis:
-    """The kill fault package."""
-    return KillNemesis()
+async def _start(backend: Backend, node: str) -> None:
+    await backend.start(node)
+
+
+def package() -> ProcessFault:
+    """The kill fault package: nodes die with SIGKILL and restart with their data."""
+    return ProcessFault("kill", "#e4572e", _kill, _start, "killed", "started")

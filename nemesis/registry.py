@@ -11,7 +11,7 @@ import pkgutil
 import nemesis
 from harness.protocols import Nemesis
 
-_NOT_PACKAGES = {"registry", "targets"}
+_NOT_PACKAGES = {"registry", "targets", "process_fault"}
 
 
 def available() -> list[str]:

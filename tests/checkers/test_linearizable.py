@@ -4,15 +4,7 @@ from pathlib import Path
 
 from checkers.api import CheckContext
 from checkers.linearizable import HTML_NAME, LinearizableChecker
-from harness.history.op import Op, OpType
-
-
-def ops(*calls: tuple[int, str, int, object, str, object]) -> list[Op]:
-    out: list[Op] = []
-    for proc, f, key, value, outcome, output in calls:
-        out.append(Op(len(out), len(out), proc, OpType.INVOKE, f, key, value))
-        out.append(Op(len(out), len(out), proc, OpType(outcome), f, key, output))
-    return out
+from tests.checkers.histories import sequential as ops
 
 
 def test_a_stale_read_is_explained_and_drawn(tmp_path: Path) -> None:

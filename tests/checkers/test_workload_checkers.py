@@ -1,22 +1,10 @@
 from __future__ import annotations
 
-from typing import Any
-
 from checkers.api import CheckContext
 from checkers.bank import BankChecker
 from checkers.log_order import LogOrderChecker
 from checkers.set_full import SetFullChecker
-from harness.history.op import Op, OpType
-
-
-def history(*calls: tuple[int, str, Any, Any, str, Any]) -> list[Op]:
-    """(process, f, key, input, outcome, output) calls run one after another."""
-    ops: list[Op] = []
-    for proc, f, key, value, outcome, output in calls:
-        ops.append(Op(len(ops), len(ops), proc, OpType.INVOKE, f, key, value))
-        ops.append(Op(len(ops), len(ops), proc, OpType(outcome), f, key, output))
-    return ops
-
+from tests.checkers.histories import sequential as history
 
 CTX = CheckContext()
 

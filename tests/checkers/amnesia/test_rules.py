@@ -20,15 +20,12 @@ from checkers.amnesia.rules import (
 )
 from checkers.api import CheckContext
 from harness.history.op import NEMESIS, Op, OpType
+from tests.checkers.histories import CallSpec, sequential
 
 
-def hist(*calls: tuple[Any, str, Any, Any, str, Any]) -> list[Op]:
-    """Sequential calls: (process, f, key, input, outcome, output); each takes 10 ns."""
-    ops: list[Op] = []
-    for proc, f, key, value, outcome, output in calls:
-        ops.append(Op(len(ops), len(ops) * 10, proc, OpType.INVOKE, f, key, value))
-        ops.append(Op(len(ops), len(ops) * 10, proc, OpType(outcome), f, key, output))
-    return ops
+def hist(*calls: CallSpec) -> list[Op]:
+    """Sequential calls, 10 ns apart."""
+    return sequential(*calls, step_ns=10)
 
 
 def dump(uuid: str, tablets: dict[str, dict[str, Any]]) -> dict[str, Any]:
