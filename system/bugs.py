@@ -24,7 +24,14 @@ BUGS: dict[str, str] = {
     "stale-leader-reads": "leader.read: reads are served without confirming leadership with a quorum",
     "gap-ack": "rules.continues_log: a follower acknowledges a batch that leaves a gap in its log",
     "become-leader-before-followers": "rules.fence_quorum_reached: the leader is chosen before a fence majority",
-    "no-uuid-check": "node.dispatch: nodes accept RPCs addressed to another node's UUID",
+    "no-uuid-check": "node.dispatch, rules.rejoin_as_old_identity: nodes accept RPCs addressed to another UUID, and a"
+                     " wiped node rejoins under its old name and UUID",
+    "forget-epoch-on-tombstone": "rules.tombstone_keeps_epoch: deleting a replica drops its consensus metadata",
+    "copy-overwrites-epoch": "rules.merge_consensus_meta: tablet copy adopts the remote epoch even when the local"
+                             " one is higher",
+    "count-pre-voter-acks": "rules.voting_members: catch-up (PRE_VOTER) replicas count toward the majority",
+    "stale-copy-session": "rules.session_open: a copy from a closed migration session is applied",
+    "no-cas-config-change": "rules.config_change_allowed: a config change skips the committed-config-id check",
 }
 
 _enabled: set[str] = set()

@@ -1,12 +1,17 @@
-"""Start and stop a local cluster (nodes, operators, metadata store) as child processes on 127.0.0.N.
+"""Start and stop a local cluster (master, nodes, operators, metadata store) as child processes on 127.0.0.N.
 
     with Cluster.start("/tmp/c1", nodes=3, tablets=4) as c:
         c.wait_ready()
         c.kill("n1"); c.restart("n1"); c.pause("op1"); c.resume("op1")
 
-Node ``nK`` binds ``127.0.0.(K+1)``; operators bind 127.0.0.1. Every process gets a log file under
-``DIR/logs`` and a data directory under ``DIR/nodes/<id>``. ``DIR/cluster.json`` describes it all:
-addresses, UUIDs, tablets, the metadata URL and PIDs. :meth:`Cluster.stop` (also run on leaving the
+Node ``nK`` binds ``127.0.0.(K+1)``; the master and operators bind 127.0.0.1. Every process gets a log
+file under ``DIR/logs`` and a data directory under ``DIR/nodes/<id>``. ``DIR/cluster-secret.json``
+(mode 0600) holds the cluster id and secret token made at creation; nodes join the master with it.
+``DIR/cluster.json`` describes it all: addresses, UUIDs, tablets, the metadata URL and PIDs.
+
+A wiped node (data directory deleted, relaunched with the same arguments) starts empty, so it takes a
+new UUID and joins as a new member; the master retires its old identity and re-replicates.
+:meth:`Cluster.stop` (also run on leaving the
 ``with`` block, and by :func:`stop_from_file` for a detached cluster) terminates and reaps every
 process it started.
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import secrets
 import signal
 import socket
 import subprocess
@@ -68,7 +74,8 @@ class Cluster:
     """A local cluster; create with :meth:`start`."""
 
     def __init__(self, directory: str, nodes: int, tablets: int, replication: int, metadata: str,
-                 operators: int, bugs: tuple[str, ...], detach: bool, stall_timeout: float) -> None:
+                 operators: int, bugs: tuple[str, ...], detach: bool, stall_timeout: float,
+                 master: bool = True, dead_after: float = 10.0) -> None:
         self.dir = os.path.abspath(directory)
         self.n_nodes, self.tablets, self.replication = nodes, tablets, min(replication, nodes)
         self.metadata_kind = metadata
@@ -82,13 +89,18 @@ class Cluster:
         self.port = pick_port(hosts)
         self.node_addrs = {f"n{i + 1}": (f"127.0.0.{i + 2}", self.port) for i in range(nodes)}
         self.operator_addrs = {f"op{i + 1}": ("127.0.0.1", pick_port(["127.0.0.1"])) for i in range(operators)}
+        self.master_addr = ("127.0.0.1", pick_port(["127.0.0.1"])) if master else None
+        self.dead_after = dead_after
+        self.secret_path = os.path.join(self.dir, "cluster-secret.json")
 
     @classmethod
     def start(cls, directory: str, nodes: int = 3, tablets: int = 4, replication: int = 3,
               metadata: str = "sqlite", operators: int = 1, bugs: tuple[str, ...] = (), detach: bool = False,
-              stall_timeout: float = 3.0, operator_args: tuple[str, ...] = ()) -> Cluster:
-        """Start the metadata store, the nodes and the operators; tear down if anything fails."""
-        c = cls(directory, nodes, tablets, replication, metadata, operators, bugs, detach, stall_timeout)
+              stall_timeout: float = 3.0, operator_args: tuple[str, ...] = (), master: bool = True,
+              dead_after: float = 10.0) -> Cluster:
+        """Start the metadata store, the master, the nodes and the operators; tear down if anything fails."""
+        c = cls(directory, nodes, tablets, replication, metadata, operators, bugs, detach, stall_timeout, master,
+                dead_after)
         try:
             c._start_all(operator_args)
         except BaseException:
@@ -113,10 +125,20 @@ class Cluster:
         else:
             self.metadata_url = f"sqlite://{os.path.join(self.dir, 'metadata.db')}"
         bug_args = [a for b in self.bugs for a in ("--bug", b)]
+        self._write_secret()
+        join_args: list[str] = []
+        if self.master_addr is not None:
+            mh, mp = self.master_addr
+            self.procs["master"] = Proc("master", [
+                sys.executable, "-m", "system.master", "--metadata", self.metadata_url, "--cluster-file",
+                self.secret_path, "--host", mh, "--port", str(mp), "--data", os.path.join(self.dir, "master"),
+                "--replication", str(self.replication), "--dead-after", str(self.dead_after), *bug_args],
+                os.path.join(self.dir, "logs", "master.log"), info={"data": os.path.join(self.dir, "master")})
+            join_args = ["--master", f"{mh}:{mp}", "--cluster-file", self.secret_path]
         for nid, (host, port) in self.node_addrs.items():
             data = os.path.join(self.dir, "nodes", nid)
             self.procs[nid] = Proc(nid, [sys.executable, "-m", "system.node", "--id", nid, "--host", host, "--port",
-                                         str(port), "--data", data, *bug_args],
+                                         str(port), "--data", data, *join_args, *bug_args],
                                    os.path.join(self.dir, "logs", f"{nid}.log"), info={"data": data})
         node_spec = ",".join(f"{n}={h}:{p}" for n, (h, p) in self.node_addrs.items())
         for oid, (host, port) in self.operator_addrs.items():
@@ -129,6 +151,17 @@ class Cluster:
         for name in self.procs:
             self.launch(name)
         self.write_description()
+
+    def _write_secret(self) -> None:
+        """Make the cluster id and secret token once, at creation (kept across restarts)."""
+        if statefile.read_json(self.secret_path) is None:
+            statefile.write_atomic(self.secret_path, {"cluster_id": f"fencepost-{secrets.token_hex(6)}",
+                                                      "token": secrets.token_hex(16)})
+            os.chmod(self.secret_path, 0o600)
+
+    def secret(self) -> dict[str, str]:
+        """The cluster id and token (for admin calls)."""
+        return dict(statefile.read_json(self.secret_path) or {})
 
     def launch(self, name: str, extra_args: tuple[str, ...] = ()) -> None:
         """(Re)start process ``name`` with its usual arguments (plus ``extra_args`` this time only)."""
@@ -207,6 +240,8 @@ class Cluster:
                           "pid": self.procs[n].pid} for n, (h, p) in self.node_addrs.items()},
             "operators": {o: {"host": h, "port": p, "pid": self.procs[o].pid}
                           for o, (h, p) in self.operator_addrs.items()},
+            "master": {"host": self.master_addr[0], "port": self.master_addr[1], "pid": self.procs["master"].pid,
+                       "secret": self.secret_path} if self.master_addr is not None else None,
             "etcd": {"pid": self.etcd.pid} if self.etcd is not None else None,
         }
 
@@ -280,7 +315,7 @@ def is_cluster_process(pid: int) -> bool:
             cmd = f.read().replace(b"\0", b" ")
     except OSError:
         return False
-    return b"system.node" in cmd or b"system.operator" in cmd or b"etcd" in cmd
+    return b"system.node" in cmd or b"system.operator" in cmd or b"system.master" in cmd or b"etcd" in cmd
 
 
 def stop_from_file(directory: str, timeout: float = 10.0) -> list[int]:
@@ -288,8 +323,8 @@ def stop_from_file(directory: str, timeout: float = 10.0) -> list[int]:
     desc = statefile.read_json(os.path.join(directory, "cluster.json"))
     if desc is None:
         raise FileNotFoundError(f"no cluster.json in {directory}")
-    pids = [p["pid"] for p in [*desc["nodes"].values(), *desc["operators"].values(), desc.get("etcd") or {}]
-            if p.get("pid")]
+    pids = [p["pid"] for p in [*desc["nodes"].values(), *desc["operators"].values(), desc.get("master") or {},
+                               desc.get("etcd") or {}] if p.get("pid")]
     pids = [p for p in pids if is_cluster_process(p)]
     for pid in pids:
         with contextlib.suppress(OSError):

@@ -34,6 +34,7 @@ class LeaderRole:
         self.nodes = dict(nodes)
         self.pool = pool
         self.cursors: dict[str, FollowCursor] = {}
+        self.pre_voters: set[str] = set()
         self.epoch_start = len(replica.log)
         self.stopped = False
         self._waiters: dict[int, asyncio.Future[dict[str, Any]]] = {}
@@ -87,6 +88,30 @@ class LeaderRole:
         self.cursors[node] = cursor
         cursor.start()
 
+    def add_pre_voter(self, node: str, addr: dict[str, Any]) -> None:
+        """Stream to ``node`` as a catch-up (PRE_VOTER) member: its acknowledgements do not count toward
+        the commit majority (:func:`system.rules.voting_members`) until a reconfiguration promotes it.
+        Repeating the call is harmless; a cursor already streaming to the same UUID is kept."""
+        if node in self.ensemble or node == self.replica.node_id:
+            return
+        self.pre_voters.add(node)
+        c = self.cursors.get(node)
+        if c is None or c.addr.get("uuid") != addr.get("uuid"):
+            self.add_follower(node, None, addr)
+        self.replica.events.emit("pre_voter_added", tablet=self.replica.tablet, epoch=self.replica.epoch, node=node)
+
+    def remove_pre_voter(self, node: str) -> None:
+        """Stop streaming to a catch-up member (its migration was cancelled)."""
+        if node in self.pre_voters:
+            self.pre_voters.discard(node)
+            self.remove_follower(node)
+            self.replica.events.emit("pre_voter_removed", tablet=self.replica.tablet, node=node)
+
+    def pre_voter_progress(self) -> dict[str, int]:
+        """Each catch-up member's confirmed offset (-1 while its cursor is not synced)."""
+        return {n: (c.confirmed if (c := self.cursors.get(n)) is not None and c.synced else -1)
+                for n in sorted(self.pre_voters)}
+
     def remove_follower(self, node: str) -> None:
         """Deactivate and drop the cursor for ``node``."""
         c = self.cursors.pop(node, None)
@@ -116,11 +141,12 @@ class LeaderRole:
         r = self.replica
         if self.stopped:
             return
-        confirmed = self.confirmed_offsets(self.ensemble)
-        cand = rules.commit_candidate(confirmed, len(self.ensemble))
+        voters = rules.voting_members(self.ensemble, self.pre_voters)
+        confirmed = self.confirmed_offsets(voters)
+        cand = rules.commit_candidate(confirmed, len(voters))
         if cand <= r.commit or cand >= len(r.log):
             return
-        if not rules.can_commit(cand, r.log[cand]["e"], r.epoch, confirmed, len(self.ensemble)):
+        if not rules.can_commit(cand, r.log[cand]["e"], r.epoch, confirmed, len(voters)):
             return
         first = r.commit + 1
         r.advance_commit(cand)
@@ -243,7 +269,7 @@ class LeaderRole:
 
     # --- reconfiguration ------------------------------------------------------------------------------
 
-    async def prepare_reconfig(self, epoch: int, op: str, old: str | None) -> dict[str, Any]:
+    async def prepare_reconfig(self, epoch: int, op: str, old: str | None, promote: bool = False) -> dict[str, Any]:
         """Prepare Reconfiguration: adopt the new epoch durably, fence ``old`` by deactivating its cursor,
         write a no-op at the new epoch, and return a snapshot (the log and commit index)."""
         r = self.replica
@@ -256,7 +282,7 @@ class LeaderRole:
                 c.stop()
         self.append({"op": "noop"})
         r.events.emit("reconfig_prepared", tablet=r.tablet, epoch=epoch, op=op, old=old)
-        if op == "contract":
+        if op == "contract" or (op == "expand" and promote):
             return {"head": list(r.head)}
         return {"entries": list(r.log), "commit": r.commit, "head": list(r.head)}
 
@@ -281,7 +307,12 @@ class LeaderRole:
             if new is not None and new not in self.ensemble:
                 assert addr is not None
                 self.ensemble.append(new)
-                self.add_follower(new, new_head, addr)
+                c = self.cursors.get(new)
+                if new in self.pre_voters and c is not None and c.addr.get("uuid") == addr.get("uuid"):
+                    self.pre_voters.discard(new)  # promotion: the catch-up cursor simply starts to count
+                else:
+                    self.pre_voters.discard(new)
+                    self.add_follower(new, new_head, addr)
         r.events.emit("reconfig_committed", tablet=r.tablet, epoch=epoch, op=op, old=old, new=new,
                       ensemble=self.ensemble)
         self.on_progress()
@@ -289,7 +320,8 @@ class LeaderRole:
 
 
 async def become_leader(replica: TabletReplica, epoch: int, follower_map: dict[str, EntryId], ensemble: list[str],
-                        nodes: dict[str, dict[str, Any]], pool: RpcPool) -> dict[str, Any]:
+                        nodes: dict[str, dict[str, Any]], pool: RpcPool,
+                        pre_voters: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Become Leader Request: a replica fenced at ``epoch`` takes the lead, replies, and then (in the
     background) truncates or starts streaming to each follower in ``follower_map``."""
     replica.check_serving()
@@ -305,4 +337,6 @@ async def become_leader(replica: TabletReplica, epoch: int, follower_map: dict[s
         replica.events.emit("became_leader", tablet=replica.tablet, epoch=epoch, head=list(replica.head),
                             followers={n: list(h) for n, h in follower_map.items()}, ensemble=ensemble)
         role.start(follower_map)
+        for node, addr in sorted((pre_voters or {}).items()):
+            role.add_pre_voter(node, addr)
         return {"head": list(replica.head)}

@@ -1,17 +1,24 @@
 """A data node: hosts tablet replicas and does exactly what the operator and tablet leaders ask.
 
-Run: ``python -m system.node --id n1 --host 127.0.0.2 --port 7001 --data DIR [--bug NAME]...``
+Run: ``python -m system.node --id n1 --host 127.0.0.2 --port 7001 --data DIR [--master H:P --cluster-file F]
+[--reformat] [--bug NAME]... [--crash-at POINT]... [--copy-delay S]``
 
-On first start it writes ``DIR/instance.json`` with a fresh UUID. Every RPC except ``hello`` must
-name that UUID in its ``to`` field, or it is refused with ``wrong_node``. ``hello`` is the operator's
-heartbeat and how it learns the UUID. The node has no failure detection and never contacts the
-operator; it contacts other nodes only as a tablet leader (truncate, add_entries, confirm).
+On first start it writes ``DIR/instance.json`` with a fresh UUID (:mod:`system.identity`) and asks the
+master to join (:mod:`system.join`). A directory whose instance file or consensus metadata is missing or
+corrupt is disk loss: the node exits with code 3 and says why, unless ``--reformat`` lets it take a new
+UUID. Every RPC except ``hello`` must name the UUID in its ``to`` field, or it is refused with
+``wrong_node``. ``hello`` is the heartbeat of the operator and the master. The node has no failure
+detection; it contacts other nodes only as a tablet leader (truncate, add_entries, confirm) and as the
+destination of a tablet copy (copy_source).
 
 RPC methods (params always include ``tablet`` unless noted):
 - operator: ``hello`` (none), ``fence`` (epoch, create), ``become_leader`` (epoch, follower_map,
   ensemble, nodes), ``add_follower`` (epoch, node, head, addr), ``prepare_reconfig`` (epoch, op, old),
   ``commit_reconfig`` (epoch, op, old, new, new_head, addr), ``install_snapshot`` (epoch, entries,
-  commit), ``dump`` (tablet optional)
+  commit), ``dump`` (tablet optional), ``delete_tablet`` (epoch: tombstone), ``start_tablet_copy``
+  (source, session, epoch, current_state, last_entry), ``close_sessions`` (below: a session barrier),
+  ``add_pre_voter``/``remove_pre_voter`` (epoch, node, addr) on a leader
+- node to node: ``copy_source`` (session), served by the copy's source
 - leader to follower: ``truncate`` (epoch, leader, point), ``add_entries`` (epoch, leader, prev,
   entries, commit), ``confirm`` (epoch)
 - clients, on the leader: ``put`` (key, value), ``get`` (key), ``delete`` (key), ``cas`` (key,
@@ -30,52 +37,72 @@ import os
 import signal
 import sys
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from system import bugs, statefile
+from system import bugs, identity, superblock, tablet_copy
 from system.events import EventLog
+from system.join import Joiner
 from system.leader import LeaderRole, become_leader
 from system.replica import TabletReplica
 from system.rules import eid
+from system.superblock import DiskLoss
 from system.wire import RpcError, RpcPool, RpcServer
 
 MAX_VALUE_BYTES = 1024 * 1024
 CLIENT_OPS = ("put", "get", "delete", "cas", "append", "read")
-
-
-def load_or_create_uuid(data_dir: str, node_id: str) -> str:
-    """The node's UUID from ``instance.json``, created (durably) on first start."""
-    path = os.path.join(data_dir, "instance.json")
-    inst = statefile.read_json(path)
-    if inst is None:
-        inst = {"uuid": str(uuid.uuid4()), "id": node_id}
-        statefile.write_atomic(path, inst)
-    return str(inst["uuid"])
+CRASH_POINTS = ("copy:after-download", "copy:after-wal")
+EXIT_DISK_LOSS = 3
 
 
 class Node:
     """The node's tablets and its RPC dispatch."""
 
-    def __init__(self, node_id: str, data_dir: str) -> None:
+    def __init__(self, node_id: str, data_dir: str, ident: identity.Identity, events: EventLog,
+                 crash_at: tuple[str, ...] = (), copy_delay: float = 0.0) -> None:
         self.id = node_id
         self.dir = data_dir
-        os.makedirs(os.path.join(data_dir, "tablets"), exist_ok=True)
-        self.uuid = load_or_create_uuid(data_dir, node_id)
-        self.events = EventLog(os.path.join(data_dir, "events.jsonl"), node_id)
-        self.events.emit("node_started", uuid=self.uuid, pid=os.getpid(), bugs=bugs.active())
+        self.ident = ident
+        self.uuid = ident.uuid
+        self.events = events
+        self.crash_at = set(crash_at)
+        self.copy_delay = copy_delay
+        self.events.emit("node_started", uuid=self.uuid, member=self.member, pid=os.getpid(), bugs=bugs.active())
         self.pool = RpcPool()
+        self.guards = tablet_copy.SessionGuards(os.path.join(data_dir, "sessions.json"))
         self.tablets: dict[int, TabletReplica] = {}
         for name in sorted(os.listdir(os.path.join(data_dir, "tablets"))):
             if name.isdigit():
                 t = int(name)
-                self.tablets[t] = TabletReplica.load(t, self._tablet_dir(t), node_id, self.events)
+                state, note = superblock.startup(data_dir, t, self.tablet_dir(t))
+                if note:
+                    self.events.emit("tablet_state", tablet=t, state=state, was=None, why=note)
+                if state != "DOES_NOT_EXIST":
+                    self.tablets[t] = TabletReplica.load(t, self.tablet_dir(t), self.member, self.events)
         self.handlers: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
             name[4:]: getattr(self, name) for name in dir(self) if name.startswith("rpc_")
         }
 
-    def _tablet_dir(self, t: int) -> str:
+    @property
+    def member(self) -> str:
+        """The member id replicas use for this node: the master's name for it, the process id until joined."""
+        return self.ident.member or self.id
+
+    def set_identity(self, ident: identity.Identity) -> None:
+        """Adopt what the master said at join (member id; an old UUID only under bug no-uuid-check)."""
+        self.ident = ident
+        self.uuid = ident.uuid
+        for r in self.tablets.values():
+            r.node_id = self.member
+
+    def crash_point(self, name: str) -> None:
+        """Test hook: exit abruptly here if ``--crash-at name`` was given."""
+        if name in self.crash_at:
+            self.events.emit("crash_point", point=name)
+            os._exit(99)
+
+    def tablet_dir(self, t: int) -> str:
+        """Where tablet ``t``'s files live."""
         return os.path.join(self.dir, "tablets", str(t))
 
     async def dispatch(self, method: str, to: str | None, params: dict[str, Any]) -> Any:
@@ -109,21 +136,53 @@ class Node:
 
     async def rpc_hello(self, params: dict[str, Any]) -> Any:
         """Heartbeat: identity and a summary of every tablet."""
-        return {"id": self.id, "uuid": self.uuid, "bugs": bugs.active(),
+        return {"id": self.id, "uuid": self.uuid, "member": self.member, "bugs": bugs.active(),
                 "tablets": {str(t): r.summary() for t, r in self.tablets.items()}}
 
     async def rpc_fence(self, params: dict[str, Any]) -> Any:
         """Fence Request (``create`` makes an empty replica first, for a brand-new tablet)."""
         t = params["tablet"]
         if t not in self.tablets and params.get("create") and isinstance(t, int):
-            self.tablets[t] = TabletReplica.create(t, self._tablet_dir(t), self.id, self.events)
+            self.tablets[t] = TabletReplica.create(t, self.tablet_dir(t), self.member, self.events)
         return await self.replica(params).fence(int(params["epoch"]))
 
     async def rpc_become_leader(self, params: dict[str, Any]) -> Any:
-        """Become Leader Request."""
+        """Become Leader Request (``pre_voters``: catch-up members of a migration in flight)."""
         fmap = {n: eid(h) for n, h in params["follower_map"].items()}
         return await become_leader(self.replica(params), int(params["epoch"]), fmap, list(params["ensemble"]),
-                                   dict(params["nodes"]), self.pool)
+                                   dict(params["nodes"]), self.pool, dict(params.get("pre_voters") or {}))
+
+    async def rpc_add_pre_voter(self, params: dict[str, Any]) -> Any:
+        """Add a catch-up (PRE_VOTER) member: the leader streams to it, but its acks do not count."""
+        role = self.leader_role(params)
+        if int(params["epoch"]) != role.replica.epoch:
+            raise RpcError("stale_epoch", f"leader is at epoch {role.replica.epoch}", epoch=role.replica.epoch)
+        role.add_pre_voter(params["node"], dict(params["addr"]))
+        return {"ok": True}
+
+    async def rpc_remove_pre_voter(self, params: dict[str, Any]) -> Any:
+        """Drop a catch-up member (a cancelled migration)."""
+        self.leader_role(params).remove_pre_voter(params["node"])
+        return {"ok": True}
+
+    async def rpc_delete_tablet(self, params: dict[str, Any]) -> Any:
+        """Tombstone this node's replica (it keeps its consensus metadata for ever)."""
+        return await self.replica(params).delete(int(params["epoch"]))
+
+    async def rpc_start_tablet_copy(self, params: dict[str, Any]) -> Any:
+        """StartTabletCopy (see :mod:`system.tablet_copy`)."""
+        return await tablet_copy.start_tablet_copy(self, params)
+
+    async def rpc_copy_source(self, params: dict[str, Any]) -> Any:
+        """Serve a tablet copy: consensus metadata, WAL and commit index of a READY replica."""
+        return tablet_copy.source_snapshot(self.replica(params))
+
+    async def rpc_close_sessions(self, params: dict[str, Any]) -> Any:
+        """Session barrier: every migration session of the tablet below ``below`` is closed here."""
+        t = int(params["tablet"])
+        below = await asyncio.to_thread(self.guards.close_below, t, int(params["below"]))
+        self.events.emit("sessions_closed", tablet=t, below=below)
+        return {"closed_below": below}
 
     async def rpc_add_follower(self, params: dict[str, Any]) -> Any:
         """Add Follower Request (a late fence response, or a recovered node)."""
@@ -136,7 +195,7 @@ class Node:
     async def rpc_prepare_reconfig(self, params: dict[str, Any]) -> Any:
         """Prepare Reconfiguration Request."""
         return await self.leader_role(params).prepare_reconfig(int(params["epoch"]), params["op"],
-                                                               params.get("old"))
+                                                               params.get("old"), bool(params.get("promote")))
 
     async def rpc_commit_reconfig(self, params: dict[str, Any]) -> Any:
         """Commit Reconfiguration Request."""
@@ -149,7 +208,7 @@ class Node:
         """Snapshot Request: creates the replica if needed."""
         t = params["tablet"]
         if t not in self.tablets and isinstance(t, int):
-            self.tablets[t] = TabletReplica.create(t, self._tablet_dir(t), self.id, self.events)
+            self.tablets[t] = TabletReplica.create(t, self.tablet_dir(t), self.member, self.events)
         return await self.replica(params).install_snapshot(int(params["epoch"]), list(params["entries"]),
                                                            int(params["commit"]))
 
@@ -157,7 +216,8 @@ class Node:
         """Per-tablet state, log and key-value state, for checkers."""
         t = params.get("tablet")
         tablets = {t: self.replica(params)} if t is not None else self.tablets
-        return {"id": self.id, "uuid": self.uuid, "tablets": {str(k): r.dump() for k, r in tablets.items()}}
+        return {"id": self.id, "uuid": self.uuid, "member": self.member,
+                "tablets": {str(k): r.dump() for k, r in tablets.items()}}
 
     # --- leader to follower ---------------------------------------------------------------------------
 
@@ -243,22 +303,46 @@ class Node:
         self.events.close()
 
 
-async def serve(node_id: str, host: str, port: int, data_dir: str) -> None:
+def open_node(a: argparse.Namespace) -> Node:
+    """Verify the data directory (reformatting on disk loss if asked) and open the node.
+
+    Raises DiskLoss when the node must stay offline."""
+    events = EventLog(os.path.join(a.data, "events.jsonl"), a.id)
+    try:
+        ident = identity.check(a.data, a.id)
+        return Node(a.id, a.data, ident, events, tuple(a.crash_at), a.copy_delay)
+    except DiskLoss as e:
+        events.emit("disk_loss", reason=str(e), reformat=a.reformat)
+        if not a.reformat:
+            events.close()
+            raise
+        ident = identity.reformat(a.data, a.id)
+        events.emit("reformatted", uuid=ident.uuid)
+        return Node(a.id, a.data, ident, events, tuple(a.crash_at), a.copy_delay)
+
+
+async def serve(a: argparse.Namespace) -> None:
     """Run a node until SIGTERM/SIGINT."""
-    node = Node(node_id, data_dir)
-    node.pool.source = host  # replicate from our own address, so per-link partitions apply
+    node = open_node(a)
+    node.pool.source = a.host  # replicate from our own address, so per-link partitions apply
     server = RpcServer(node.dispatch)
-    await server.start(host, port)
+    await server.start(a.host, a.port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     checkpoint = asyncio.create_task(node.checkpoint_loop())
-    print(json.dumps({"node": node_id, "uuid": node.uuid, "host": host, "port": server.port}), flush=True)
+    joiner = Joiner(node, a.master, a.cluster_file, a.host, a.port, stop) if a.master else None
+    join_task = asyncio.create_task(joiner.run()) if joiner else None
+    print(json.dumps({"node": a.id, "uuid": node.uuid, "host": a.host, "port": server.port}), flush=True)
     await stop.wait()
     checkpoint.cancel()
+    if join_task is not None:
+        join_task.cancel()
     await server.close()
     await node.close()
+    if joiner is not None and joiner.refused:
+        sys.exit(4)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -268,19 +352,29 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--data", required=True, help="data directory")
+    p.add_argument("--master", default=None, help="host:port of the master to join")
+    p.add_argument("--cluster-file", default=None, help="JSON file with the cluster id and secret token")
+    p.add_argument("--reformat", action="store_true", help="on disk loss, take a new UUID instead of staying offline")
     p.add_argument("--bug", action="append", default=[], choices=sorted(bugs.BUGS))
+    p.add_argument("--crash-at", action="append", default=[], choices=CRASH_POINTS)
+    p.add_argument("--copy-delay", type=float, default=0.0, help="test hook: seconds a tablet copy pauses")
     a = p.parse_args(argv)
     bugs.configure(a.bug)
     os.makedirs(a.data, exist_ok=True)
     profile_dir = os.environ.get("FENCEPOST_PROFILE_DIR")
-    if profile_dir:  # a development aid: cProfile the whole node, stats written on a clean stop
-        import cProfile
+    try:
+        if profile_dir:  # a development aid: cProfile the whole node, stats written on a clean stop
+            import cProfile
 
-        with cProfile.Profile(time.process_time) as prof:
-            asyncio.run(serve(a.id, a.host, a.port, a.data))
-        prof.dump_stats(os.path.join(profile_dir, f"{a.id}.prof"))
-    else:
-        asyncio.run(serve(a.id, a.host, a.port, a.data))
+            with cProfile.Profile(time.process_time) as prof:
+                asyncio.run(serve(a))
+            prof.dump_stats(os.path.join(profile_dir, f"{a.id}.prof"))
+        else:
+            asyncio.run(serve(a))
+    except DiskLoss as e:
+        print(f"node {a.id}: disk loss, staying offline: {e}; start with --reformat to join as a new node",
+              file=sys.stderr, flush=True)
+        sys.exit(EXIT_DISK_LOSS)
     sys.exit(0)
 
 

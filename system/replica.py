@@ -2,8 +2,12 @@
 
 Statuses: ``fenced`` (replicates nothing until told), ``follower`` (accepts entries from the leader of
 its epoch), ``leader`` (see :mod:`system.leader`), ``damaged`` (its files failed verification: it answers
-nothing but ``dump`` and ``hello``). After a restart a follower is still a follower of the same leader
-and epoch; anything else loads as ``fenced``.
+nothing but ``dump`` and ``hello``), ``deleted`` (a tombstone: no data, but it keeps its epoch and refuses
+stale leaders with it) and ``copying`` (a tablet copy is filling it). After a restart a follower is still
+a follower of the same leader and epoch; anything else loads as ``fenced``.
+
+The data state (``READY``/``DELETED``/``COPYING``, Kudu seed) is in the superblock; see
+:mod:`system.superblock`.
 
 Files under ``DIR/tablets/<tablet>/``: ``wal`` (see :mod:`system.wal`) and ``state.json`` (epoch, status,
 head, commit, leader, written atomically). The epoch is durable before any reply that depends on it.
@@ -16,10 +20,10 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from system import rules, statefile
+from system import rules, statefile, superblock
 from system.events import EventLog
 from system.kv import KvState
-from system.rules import NO_ENTRY, EntryId
+from system.rules import DELETED, NO_ENTRY, READY, EntryId
 from system.wal import Entry, Wal, WalDamaged
 from system.wire import RpcError
 
@@ -36,6 +40,9 @@ class TabletReplica:
         self.node_id = node_id
         self.events = events
         self.status = "fenced"
+        self.data_state = READY
+        self.last_entry: list[int] | None = None
+        self.session: int | None = None
         self.epoch = -1
         self.leader_id: str | None = None
         self.log: list[Entry] = []
@@ -56,12 +63,25 @@ class TabletReplica:
 
     # --- loading and persistence ----------------------------------------------------------------------
 
+    @property
+    def data_dir(self) -> str:
+        """The node's data directory (where the quarantine lives)."""
+        return os.path.dirname(os.path.dirname(self.dir))
+
     @classmethod
     def load(cls, tablet: int, directory: str, node_id: str, events: EventLog) -> TabletReplica:
-        """Open a replica from disk; damage is recorded in ``status``/``damage``, never repaired."""
+        """Open a replica whose superblock :func:`system.superblock.startup` has made consistent:
+        a tombstone, or a READY replica; damage is recorded in ``status``/``damage``, never repaired."""
         r = cls(tablet, directory, node_id, events)
+        sb = superblock.read(directory) or {"state": READY}
         state = statefile.read_json(os.path.join(directory, "state.json")) or {}
         r.epoch = int(state.get("epoch", -1))
+        r.session = sb.get("session")
+        if sb["state"] == DELETED:
+            r.data_state, r.status, r.leader_id = DELETED, "deleted", None
+            r.last_entry = sb.get("last_entry")
+            events.emit("tablet_loaded", tablet=tablet, state=DELETED, epoch=r.epoch, last_entry=r.last_entry)
+            return r
         r.leader_id = state.get("leader")
         # A follower stays one (its leader's cursor will resync it); a leader comes back fenced, since
         # its cursors and in-flight writes are gone.
@@ -78,9 +98,12 @@ class TabletReplica:
             return r
         r.commit = durable_commit
         r._persisted_commit = durable_commit
-        for entry in r.log[: durable_commit + 1]:
+        snap = statefile.read_json(os.path.join(directory, "snapshot.json"))
+        if snap and -1 <= int(snap["applied"]) <= durable_commit:
+            r.kv.data, r.kv.applied = dict(snap["kv"]), int(snap["applied"])
+        for entry in r.log[r.kv.applied + 1: durable_commit + 1]:
             r.kv.apply(entry["o"], entry["v"])
-        events.emit("tablet_loaded", tablet=tablet, epoch=r.epoch, head=list(r.head), commit=r.commit,
+        events.emit("tablet_loaded", tablet=tablet, state=READY, epoch=r.epoch, head=list(r.head), commit=r.commit,
                     was=state.get("status"))
         return r
 
@@ -91,7 +114,9 @@ class TabletReplica:
         statefile.write_atomic(os.path.join(directory, "state.json"),
                                {"epoch": -1, "status": "fenced", "head": list(NO_ENTRY), "commit": -1,
                                 "leader": None})
+        superblock.write(directory, READY)
         events.emit("tablet_created", tablet=tablet)
+        events.emit("tablet_state", tablet=tablet, state=READY, was="DOES_NOT_EXIST", why="created")
         return cls.load(tablet, directory, node_id, events)
 
     def mark_damaged(self, reason: str) -> None:
@@ -192,13 +217,78 @@ class TabletReplica:
 
     # --- RPCs common to every role --------------------------------------------------------------------
 
-    def check_serving(self) -> None:
-        """Raise ``tablet_damaged`` if this replica must not serve."""
+    def check_serving(self, epoch: int | None = None) -> None:
+        """Raise ``tablet_damaged``, or for a tombstone ``stale_epoch`` (when ``epoch`` is below the one it
+        kept) or ``tablet_deleted``, or ``tablet_copying``, if this replica must not serve."""
         if self.status == "damaged":
             raise RpcError("tablet_damaged", self.damage or "damaged")
+        if self.status == "deleted":
+            if epoch is not None and epoch < self.epoch:
+                raise RpcError("stale_epoch", f"tombstone kept epoch {self.epoch}", epoch=self.epoch)
+            raise RpcError("tablet_deleted", f"tablet {self.tablet} is a tombstone", epoch=self.epoch,
+                           last_entry=self.last_entry)
+        if self.status == "copying":
+            raise RpcError("tablet_copying", f"tablet {self.tablet} is being copied", epoch=self.epoch)
+
+    async def delete(self, epoch: int) -> dict[str, Any]:
+        """Tombstone this replica (Kudu seed): shut it down, mark the superblock DELETED with the last entry
+        id, quarantine the data, keep the consensus metadata. Refused for a request older than our epoch."""
+        async with self.lock:
+            if self.status == "deleted":
+                return {"state": DELETED, "epoch": self.epoch}
+            if self.status == "copying":
+                raise RpcError("tablet_copying", "a copy is running; close its session instead")
+            if epoch < self.epoch:
+                raise RpcError("stale_epoch", f"delete at epoch {epoch}, replica is at {self.epoch}", epoch=self.epoch)
+            await self._shutdown_data()
+            last = list(self.head) if self.wal is not None else self.last_entry
+            qdir = await asyncio.to_thread(superblock.delete, self.data_dir, self.tablet, self.dir, last, self.epoch)
+            was = self.data_state
+            self.epoch = rules.tombstone_keeps_epoch(self.epoch)
+            self.status, self.data_state, self.leader_id, self.last_entry = "deleted", DELETED, None, last
+            self.log, self.durable, self.commit, self.kv, self.results = [], -1, -1, KvState(), {}
+            self.events.emit("tablet_state", tablet=self.tablet, state=DELETED, was=was, why="tombstoned")
+            self.events.emit("tombstoned", tablet=self.tablet, epoch=self.epoch, last_entry=last, qdir=qdir)
+            return {"state": DELETED, "epoch": self.epoch}
+
+    async def _shutdown_data(self) -> None:
+        """Stop the leader role and the flusher, flush unwritten entries and close the WAL."""
+        if self.role is not None:
+            self.role.stop("deleted")
+            self.role = None
+        if self._flusher is not None:
+            self._flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._flusher
+            self._flusher = None
+        if self.wal is not None:
+            with contextlib.suppress(OSError):
+                if self._unwritten:
+                    self._write_and_sync(self.wal, self._unwritten)
+                self._unwritten = []
+            self.wal.close()
+            self.wal = None
+
+    async def _fence_tombstone(self, epoch: int) -> dict[str, Any]:
+        """A tombstone answers a fence with the epoch it kept: older epochs are stale; a newer one is
+        adopted durably (so the leader it came from outlives older ones) but the tombstone has no data,
+        so it is refused with ``tablet_deleted`` and never counts toward a fence quorum."""
+        if not rules.fence_allowed(self.epoch, "active", epoch):
+            raise RpcError("stale_epoch", f"tombstone kept epoch {self.epoch}", epoch=self.epoch)
+        async with self._state_lock:
+            self.epoch = epoch
+            cm = statefile.read_json(os.path.join(self.dir, "state.json")) or {}
+            await asyncio.to_thread(statefile.write_atomic, os.path.join(self.dir, "state.json"),
+                                    {**cm, "epoch": epoch})
+        self.events.emit("epoch_adopted", tablet=self.tablet, epoch=epoch, status=self.status)
+        raise RpcError("tablet_deleted", f"tablet {self.tablet} is a tombstone", epoch=self.epoch,
+                       last_entry=self.last_entry)
 
     async def fence(self, epoch: int) -> dict[str, Any]:
         """Fence Request: stop replicating, adopt ``epoch`` durably, report the head index."""
+        if self.status == "deleted":
+            async with self.lock:
+                return await self._fence_tombstone(epoch)
         self.check_serving()
         async with self.lock:
             if not rules.fence_allowed(self.epoch, self.status, epoch):
@@ -229,7 +319,7 @@ class TabletReplica:
 
     async def truncate(self, epoch: int, leader: str, point: EntryId) -> dict[str, Any]:
         """Truncate Request: keep the entries with ids at or below ``point``; reply with the new head."""
-        self.check_serving()
+        self.check_serving(epoch)
         async with self.lock:
             self._check_leader_request(epoch, leader)
             keep = rules.kept_prefix([(e["e"], e["o"]) for e in self.log], point)
@@ -252,7 +342,7 @@ class TabletReplica:
 
         ``prev`` None is a probe: it only makes this replica a follower and reports its head.
         """
-        self.check_serving()
+        self.check_serving(epoch)
         async with self.lock:
             self._check_leader_request(epoch, leader)
             await self._follow(epoch, leader)
@@ -271,8 +361,11 @@ class TabletReplica:
             return {"head": list(self.head)}
 
     def confirm(self, epoch: int) -> dict[str, Any]:
-        """Leadership confirmation for reads: ok while no election newer than ``epoch`` fenced us."""
-        self.check_serving()
+        """Leadership confirmation for reads: ok while no election newer than ``epoch`` fenced us.
+
+        A tombstone answers by the epoch it kept, so a stale leader of an ensemble it left is refused."""
+        if self.status != "deleted":
+            self.check_serving()
         if self.epoch > epoch:
             raise RpcError("stale_epoch", f"replica is at epoch {self.epoch}", epoch=self.epoch)
         return {"epoch": self.epoch}
@@ -280,6 +373,8 @@ class TabletReplica:
     async def install_snapshot(self, epoch: int, entries: list[Entry], commit: int) -> dict[str, Any]:
         """Snapshot Request: replace the log with the leader's, adopt ``epoch`` and stay fenced."""
         async with self.lock:
+            if self.status in ("deleted", "copying"):
+                self.check_serving(epoch)
             if self.status != "damaged" and self.epoch >= epoch:
                 raise RpcError("stale_epoch", f"replica already at epoch {self.epoch}", epoch=self.epoch)
             if self.role is not None:
@@ -289,6 +384,8 @@ class TabletReplica:
                 # Repairing a damaged replica is tablet copy's job (a later issue), not a snapshot's.
                 raise RpcError("tablet_damaged", "cannot install a snapshot over a damaged tablet")
             await asyncio.to_thread(self.wal.replace, entries)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(self.dir, "snapshot.json"))
             self.log = list(entries)
             self.durable = len(self.log) - 1
             self.kv = KvState()
@@ -303,11 +400,15 @@ class TabletReplica:
 
     def summary(self) -> dict[str, Any]:
         """What a heartbeat reports: status, epoch, head, commit, leader and active followers."""
-        out = {"status": self.status, "epoch": self.epoch, "head": list(self.head) if self.status != "damaged"
-               else None, "commit": self.commit, "leader": self.leader_id}
+        out = {"status": self.status, "state": self.data_state, "epoch": self.epoch,
+               "head": list(self.head) if self.status not in ("damaged", "deleted", "copying") else None,
+               "commit": self.commit, "leader": self.leader_id, "session": self.session}
+        if self.status == "deleted":
+            out["last_entry"] = self.last_entry
         if self.role is not None:
             out["followers"] = self.role.follower_ids()
             out["ensemble"] = list(self.role.ensemble)
+            out["pre_voters"] = self.role.pre_voter_progress()
         if self.damage:
             out["damage"] = self.damage
         return out

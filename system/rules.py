@@ -76,15 +76,18 @@ def fence_quorum_reached(responded: Iterable[str], meta: Mapping[str, Any]) -> b
     return True
 
 
-def choose_leader(heads: Mapping[str, EntryId], final: Sequence[str]) -> str | None:
+def choose_leader(heads: Mapping[str, EntryId], final: Sequence[str], avoid: Sequence[str] = ()) -> str | None:
     """The new leader: the node of the final ensemble with the highest head index (ties: the first in
-    ensemble order, which spreads the leaders of new tablets across nodes)."""
+    ensemble order, which spreads the leaders of new tablets across nodes). Among equal heads a node
+    not in ``avoid`` is preferred (a leader being moved away), never at the price of a lower head."""
     candidates = [n for n in final if n in heads]
     if not candidates:
         return None
     if bugs.enabled("leader-not-highest-head"):
         return min(candidates, key=lambda n: heads[n])
-    return max(candidates, key=lambda n: heads[n])  # max keeps the first of equals
+    best = max(heads[n] for n in candidates)
+    top = [n for n in candidates if heads[n] == best]
+    return next((n for n in top if n not in avoid), top[0])
 
 
 def fence_allowed(node_epoch: int, node_status: str, request_epoch: int) -> bool:
@@ -163,3 +166,122 @@ def safe_to_contract(commit: int, confirmed_remaining: Sequence[int], new_size: 
     if bugs.enabled("contract-below-commit"):
         return True
     return commit_candidate(confirmed_remaining, new_size) >= commit
+
+
+# --- Pre-voters (catch-up members) ------------------------------------------------------------------------
+
+
+def voting_members(ensemble: Sequence[str], pre_voters: Iterable[str]) -> list[str]:
+    """The members whose acknowledgements count toward the commit majority: the ensemble only.
+
+    A PRE_VOTER (a replica being backfilled before promotion, Kudu seed) receives entries but never
+    counts: its data is not yet complete, so counting it could commit an entry on a minority of voters.
+    """
+    members = list(ensemble)
+    if bugs.enabled("count-pre-voter-acks"):
+        members += [p for p in pre_voters if p not in members]
+    return members
+
+
+# --- Tablet copy and tombstones (Kudu seed) ---------------------------------------------------------------
+
+READY, DELETED, COPYING, DOES_NOT_EXIST = "READY", "DELETED", "COPYING", "DOES_NOT_EXIST"
+
+
+def copy_start_error(state: str, expected_state: str, caller_epoch: int, local_epoch: int,
+                     last_entry: Sequence[int] | None, local_last: Sequence[int] | None) -> str | None:
+    """StartTabletCopy's checks, in the seed's order; an error code, or None to go ahead.
+
+    - a copy already running: ``already_in_progress``;
+    - the caller's view of our state is not our state: ``illegal_state``;
+    - the caller's epoch is below ours (a stale leader or operator): ``stale_epoch``;
+    - the caller named our last entry id and it is not ours: ``illegal_state``.
+    """
+    if state == COPYING:
+        return "already_in_progress"
+    if state != expected_state:
+        return "illegal_state"
+    if caller_epoch < local_epoch:
+        return "stale_epoch"
+    if last_entry is not None and (local_last is None or list(last_entry) != list(local_last)):
+        return "illegal_state"
+    return None
+
+
+def merge_consensus_meta(local: Mapping[str, Any] | None, remote: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge a downloaded consensus metadata record with the local one (Kudu seed).
+
+    1. the highest epoch wins; 2. when the local epoch is at least the remote one, the local vote and
+    fence knowledge (status, leader) for that epoch is kept; 3. the remote membership is adopted.
+    """
+    remote_epoch = int(remote.get("epoch", -1))
+    if local is None:
+        return {"epoch": remote_epoch, "status": "fenced", "leader": None, "members": list(remote.get("members", []))}
+    local_epoch = int(local.get("epoch", -1))
+    if bugs.enabled("copy-overwrites-epoch") or remote_epoch > local_epoch:
+        merged = {"epoch": remote_epoch, "status": "fenced", "leader": None}
+    else:
+        merged = {"epoch": local_epoch, "status": "fenced", "leader": local.get("leader")}
+    merged["members"] = list(remote.get("members", []))
+    return merged
+
+
+def tombstone_keeps_epoch(epoch: int) -> int:
+    """The epoch a tombstoned replica keeps: the one it had, so stale leaders are still refused.
+
+    Under bug ``forget-epoch-on-tombstone`` the consensus metadata is dropped and the epoch with it."""
+    return -1 if bugs.enabled("forget-epoch-on-tombstone") else epoch
+
+
+def session_open(closed_below: int, session: int) -> bool:
+    """Is migration session ``session`` still open on this node? (Scylla topology guards.)
+
+    Sessions of a tablet are numbered upward; every session below ``closed_below`` was closed by a
+    barrier from the coordinator, so a copy or RPC carrying one is stale and must have no effect."""
+    if bugs.enabled("stale-copy-session"):
+        return True
+    return session >= closed_below
+
+
+# --- Config changes and joins (master) --------------------------------------------------------------------
+
+
+def config_change_allowed(committed_config_id: int, caller_config_id: int | None) -> bool:
+    """A config change applies only if the caller names the committed config id (compare-and-set):
+    a caller that decided on a stale view is refused instead of silently overwriting a newer change."""
+    if bugs.enabled("no-cas-config-change"):
+        return True
+    return caller_config_id is not None and int(caller_config_id) == int(committed_config_id)
+
+
+NODE_STATES = ("none", "bootstrapping", "normal", "decommissioning", "left")
+NODE_TRANSITIONS = {
+    "none": ("bootstrapping", "left"),
+    "bootstrapping": ("normal", "left"),
+    "normal": ("decommissioning", "left"),
+    "decommissioning": ("left",),
+    "left": (),
+}
+
+
+def node_transition_allowed(current: str, new: str) -> bool:
+    """The Scylla node state machine: none → bootstrapping → normal → decommissioning → left; any
+    state may go to left (a node replaced after losing its disk); left is final."""
+    return new in NODE_TRANSITIONS.get(current, ())
+
+
+def join_refusal(members: Iterable[Mapping[str, Any]], uuid: str) -> str | None:
+    """Why a join by ``uuid`` is refused, or None: a UUID that left (or was removed) never comes
+    back, and a UUID that is already a member cannot join again."""
+    for m in members:
+        if m["uuid"] == uuid:
+            return "removed" if m["state"] == "left" else "already_member"
+    return None
+
+
+def rejoin_as_old_identity() -> bool:
+    """Does a node that lost its disk get its old identity back when it joins under its old name?
+
+    Never, on the correct system (it is a new node with a new UUID). Under bug ``no-uuid-check`` the
+    master hands the old UUID back, so an amnesiac node answers for the replicas it lost."""
+    return bugs.enabled("no-uuid-check")

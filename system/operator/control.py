@@ -1,12 +1,15 @@
 """The operator's control loop: heartbeats, failure detection, and what to do for each tablet.
 
-Every ``HEARTBEAT_S`` it sends ``hello`` to every node. A node is down when it has not answered
-for ``FAIL_AFTER_S``. For each tablet, from the metadata record:
+Every ``HEARTBEAT_S`` it reloads the master's member records (``members/``: each node UUID ever
+accepted, under its member id) and placements (``placement/``: up sets), and sends ``hello`` to every
+member that has not left. A member is down when it has not answered, with its own UUID, for
+``FAIL_AFTER_S``. For each tablet, from the metadata record:
 - ``new``: run the first election (which creates the replicas);
 - ``election`` or a reconfiguration left unchanged for the stall timeout: another operator died
   mid-way (or is very slow); run an election, which resolves either;
 - ``steady``: elect if the leader is down or no longer reports itself leader of the recorded epoch;
-  otherwise bring back ensemble members the leader does not follow (:func:`.election.late_join`).
+  otherwise bring back ensemble members the leader does not follow (:func:`.election.late_join`),
+  then move the acting set toward the up set (:mod:`.migration`).
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from typing import Any
 from system import bugs
 from system.events import EventLog
 from system.metadata import MetadataStore
-from system.operator import election, reconfig
-from system.operator.shards import initial_shard, node_key, shard_key
+from system.operator import election, migration, reconfig
+from system.operator.shards import initial_shard, shard_key
 from system.wire import RpcError, RpcPool, RpcServer
 
 HEARTBEAT_S = 0.25
@@ -45,6 +48,9 @@ class Operator:
         self.id = op_id
         self.store = store
         self.node_addrs = dict(nodes)
+        self.initial_nodes = sorted(nodes)
+        self.members: dict[str, dict[str, Any]] = {}
+        self.placements: dict[int, dict[str, Any]] = {}
         self.tablets = tablets
         self.replication = replication
         self.events = events
@@ -83,8 +89,18 @@ class Operator:
         return await asyncio.to_thread(self.store.cas, key, value, version)
 
     def node_ids(self) -> list[str]:
-        """Every node this operator knows, sorted."""
-        return sorted(self.node_addrs)
+        """Every member that has not left, sorted."""
+        return sorted(m for m in self.node_addrs if (self.members.get(m) or {}).get("state") != "left")
+
+    def live_members(self) -> list[str]:
+        """Members that have not left and answer heartbeats."""
+        return [m for m in self.node_ids() if self.alive(m)]
+
+    def name_of(self, member: str | None) -> str | None:
+        """The process name of a member (its first incarnation's member id is the name itself)."""
+        if member is None:
+            return None
+        return str((self.members.get(member) or {}).get("name") or member)
 
     def addr(self, node: str) -> dict[str, Any] | None:
         """``{"host", "port", "uuid"}`` of a node whose UUID is registered, else None."""
@@ -120,11 +136,20 @@ class Operator:
         rec = await self.meta_get("cluster")
         assert rec is not None
         self.tablets = int(rec[0]["tablets"])
-        ids = self.node_ids()
         for t in range(self.tablets):
-            await self.meta_cas(shard_key(t), initial_shard(t, ids, int(rec[0]["replication"])), 0)
-        for key, v in (await asyncio.to_thread(self.store.list, "nodes/")).items():
-            self.uuids[key.split("/", 1)[1]] = v.value["uuid"]
+            await self.meta_cas(shard_key(t), initial_shard(t, self.initial_nodes, int(rec[0]["replication"])), 0)
+        await self.load_catalog()
+
+    async def load_catalog(self) -> None:
+        """Reload the master's member records (addresses, UUIDs, states) and placements (up sets)."""
+        members = await asyncio.to_thread(self.store.list, "members/")
+        for key, v in members.items():
+            m = key.split("/", 1)[1]
+            self.members[m] = v.value
+            self.node_addrs[m] = (v.value["host"], int(v.value["port"]))
+            self.uuids[m] = v.value["uuid"]
+        placements = await asyncio.to_thread(self.store.list, "placement/")
+        self.placements = {int(k.split("/", 1)[1]): v.value for k, v in placements.items()}
 
     async def _hello(self, node: str) -> None:
         host, port = self.node_addrs[node]
@@ -132,27 +157,15 @@ class Operator:
             reply = await self.pool.call(host, port, "hello", None, {}, timeout=1.0)
         except Exception:
             return
-        uuid = reply["uuid"]
-        known = self.uuids.get(node)
-        if known is None:
-            if await self.meta_cas(node_key(node), {"host": host, "port": port, "uuid": uuid}, 0) is None:
-                rec = await self.meta_get(node_key(node))
-                known = rec[0]["uuid"] if rec else None
-            else:
-                known = uuid
-                self.emit("node_registered", node=node, uuid=uuid)
-            if known:
-                self.uuids[node] = known
-        if known != uuid:
-            self.emit("node_identity_changed", node=node, registered=known, answered=uuid)
-            return
+        if reply["uuid"] != self.uuids.get(node):
+            return  # not joined yet, or another incarnation answers at this address
         now = time.monotonic()
         self.last_ok[node] = now
         self.info[node] = (now, reply["tablets"])
 
     async def heartbeat(self) -> None:
-        """One round of ``hello`` to every node."""
-        await asyncio.gather(*(self._hello(n) for n in self.node_addrs))
+        """One round of ``hello`` to every member that has joined and not left."""
+        await asyncio.gather(*(self._hello(n) for n in self.node_ids() if n in self.uuids))
 
     def fresh(self, node: str, tablet: int, since: float) -> dict[str, Any] | None:
         """The node's report on ``tablet`` if it was heard after ``since``."""
@@ -165,6 +178,7 @@ class Operator:
 
     async def tick(self) -> None:
         """Heartbeat, reload the shard records, and start what each tablet needs."""
+        await self.load_catalog()
         await self.heartbeat()
         recs = await asyncio.to_thread(self.store.list, "shards/")
         now = time.monotonic()
@@ -205,8 +219,11 @@ class Operator:
             since = self.lagging.setdefault((t, m), now)
             if now - since > LAGGING_GRACE_S:
                 self.lagging.pop((t, m), None)
+                rep = report if m == leader else self.fresh(m, t, 0.0)
+                if rep is not None and rep.get("status") in ("deleted", "damaged"):
+                    continue  # a lost replica: the migration planner replaces it
                 return election.late_join(self, t, meta, m)
-        return None
+        return migration.plan(self, t, meta)
 
     async def _run(self, t: int, coro: Any) -> None:
         try:
@@ -238,14 +255,20 @@ class Operator:
     async def dispatch(self, method: str, to: str | None, params: dict[str, Any]) -> Any:
         """``routing``, ``status`` and ``reconfig`` (tablet, op, old, new)."""
         if method == "routing":
+            # Clients and the harness address nodes by process name: the live member of that name.
+            nodes = self.addrs(self.node_ids())
+            by_name = {str(self.name_of(m)): a for m, a in nodes.items()}
             return {"tablet_count": self.tablets,
-                    "tablets": {str(t): {k: m[k] for k in ("leader", "epoch", "ensemble", "status")}
+                    "tablets": {str(t): {"leader": self.name_of(m["leader"]), "leader_member": m["leader"],
+                                         "epoch": m["epoch"], "status": m["status"],
+                                         "ensemble": [self.name_of(n) for n in m["ensemble"]]}
                                 for t, (m, _) in sorted(self.shards.items())},
-                    "nodes": self.addrs(self.node_ids())}
+                    "nodes": {**nodes, **by_name}}
         if method == "status":
             return {"operator": self.id, "bugs": bugs.active(),
                     "alive": {n: self.alive(n) for n in self.node_ids()},
-                    "tablets": {str(t): m for t, (m, _) in sorted(self.shards.items())}}
+                    "tablets": {str(t): {**m, "up": self.placements.get(t, {}).get("up")}
+                                for t, (m, _) in sorted(self.shards.items())}}
         if method == "reconfig":
             t = int(params["tablet"])
             task = self.busy.get(t)

@@ -39,8 +39,18 @@ async def _fence(op: Operator, node: str, tablet: int, epoch: int, create: bool)
         return node, None
 
 
-async def elect(op: Operator, tablet: int) -> bool:
-    """Run one election for ``tablet``; True if it completed with a leader in steady state."""
+def pre_voters_of(op: Operator, meta: dict[str, Any], final: list[str]) -> dict[str, dict[str, Any]]:
+    """The catch-up member of a migration in flight, for the new leader to keep streaming to."""
+    mig = meta.get("migration")
+    if not mig or mig["new"] in final or mig["stage"] not in ("pre_voter", "copy", "promote"):
+        return {}
+    addr = op.addr(mig["new"])
+    return {mig["new"]: addr} if addr is not None else {}
+
+
+async def elect(op: Operator, tablet: int, avoid: tuple[str, ...] = ()) -> bool:
+    """Run one election for ``tablet``; True if it completed with a leader in steady state. ``avoid``:
+    nodes not to choose when another has an equal head (moving the leader off a node)."""
     key = shard_key(tablet)
     rec = await op.meta_get(key)
     if rec is None:
@@ -75,14 +85,15 @@ async def elect(op: Operator, tablet: int) -> bool:
                     heads[node] = head
         op.emit("fence_quorum", tablet=tablet, epoch=epoch, heads={n: list(h) for n, h in heads.items()})
         op.crash_point("election:after-fence")
-        leader = rules.choose_leader(heads, final)
+        leader = rules.choose_leader(heads, final, avoid)
         if leader is None:
             op.emit("election_failed", tablet=tablet, epoch=epoch, reason="no candidate in final ensemble")
             return False
         fmap = {n: list(h) for n, h in heads.items() if n in final and n != leader}
         try:
             await op.call(leader, "become_leader", {"tablet": tablet, "epoch": epoch, "follower_map": fmap,
-                                                    "ensemble": final, "nodes": op.addrs(final)})
+                                                    "ensemble": final, "nodes": op.addrs(final),
+                                                    "pre_voters": pre_voters_of(op, new, final)})
         except Exception as e:
             op.emit("election_failed", tablet=tablet, epoch=epoch, reason=f"become_leader: {e}")
             return False

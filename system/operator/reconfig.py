@@ -46,9 +46,11 @@ def check_allowed(meta: dict[str, Any], op: str, old: str | None, new: str | Non
         raise ReconfigRefused("contract: the ensemble cannot shrink below one node")
 
 
-async def reconfigure(op: Operator, tablet: int, kind: str, old: str | None, new: str | None) -> dict[str, Any]:
+async def reconfigure(op: Operator, tablet: int, kind: str, old: str | None, new: str | None,
+                      promote: bool = False) -> dict[str, Any]:
     """Run one reconfiguration; return the new shard record. Raises ReconfigRefused or the failure
-    (after resolving it with an election)."""
+    (after resolving it with an election). ``promote``: an expand whose new node is a caught-up
+    catch-up member (a migration's step 3), so no snapshot is installed."""
     key = shard_key(tablet)
     rec = await op.meta_get(key)
     if rec is None:
@@ -65,10 +67,10 @@ async def reconfigure(op: Operator, tablet: int, kind: str, old: str | None, new
     op.emit("reconfig_started", tablet=tablet, epoch=epoch, op=kind, old=old, new=new)
     try:
         op.crash_point("reconfig:after-prepare-meta")
-        snap = await op.call(leader, "prepare_reconfig", {"tablet": tablet, "epoch": epoch, "op": kind, "old": old},
-                             timeout=10)
+        snap = await op.call(leader, "prepare_reconfig", {"tablet": tablet, "epoch": epoch, "op": kind, "old": old,
+                                                          "promote": promote}, timeout=10)
         new_head = None
-        if kind in ("swap", "expand"):
+        if kind in ("swap", "expand") and not promote:
             assert new is not None
             installed = await op.call(new, "install_snapshot", {"tablet": tablet, "epoch": epoch,
                                                                 "entries": snap["entries"], "commit": snap["commit"]},
@@ -92,7 +94,8 @@ async def reconfigure(op: Operator, tablet: int, kind: str, old: str | None, new
                     raise
                 await asyncio.sleep(0.2)
         op.crash_point("reconfig:after-commit")
-        done = {**committing, "ensemble": rules.final_ensemble(committing), "reconfig": None}
+        done = {**committing, "ensemble": rules.final_ensemble(committing), "reconfig": None,
+                "config": int(committing.get("config", 0)) + 1}
         if await op.meta_cas(key, done, v) is None:
             raise ReconfigRefused("metadata changed at the end of the reconfiguration")
         op.emit("reconfig_done", tablet=tablet, epoch=epoch, op=kind, ensemble=done["ensemble"])

@@ -1,0 +1,150 @@
+"""Tablet copy (Kudu seed), both ends, and the per-tablet migration session guards (Scylla seed).
+
+Destination (``StartTabletCopy``, :func:`start_tablet_copy`): make the seed's checks
+(:func:`system.rules.copy_start_error`, then the session guard), tombstone a READY replica first,
+then 0. rewrite the superblock as COPYING (keeping the last entry id); 1. download the source's
+consensus metadata and merge it with ours (:func:`system.rules.merge_consensus_meta`); 2. download
+its WAL and a snapshot (the applied state at its commit index) and write them; 3. write a READY
+superblock and fsync it; 4. start the tablet. Any failure goes back to DELETED, as a restart would.
+
+Source (:func:`source_snapshot`): a READY replica hands out its consensus metadata, durable log and
+commit index.
+
+Session guards (:class:`SessionGuards`): the coordinator numbers each migration stage's session;
+a barrier (``close_sessions``) tells a node every session of a tablet below N is closed. A copy checks
+its session when it starts and again before it writes anything that makes the tablet READY.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from typing import TYPE_CHECKING, Any
+
+from system import rules, statefile, superblock
+from system.kv import KvState
+from system.replica import TabletReplica
+from system.rules import COPYING, DOES_NOT_EXIST, READY
+from system.wal import Wal
+from system.wire import RpcError
+
+if TYPE_CHECKING:
+    from system.node import Node
+
+COPY_TIMEOUT_S = 30.0
+
+
+class SessionGuards:
+    """Per tablet, the lowest migration session still open here, kept in ``DIR/sessions.json``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.closed_below: dict[str, int] = dict(statefile.read_json(path) or {})
+
+    def is_open(self, tablet: int, session: int) -> bool:
+        """May an operation of ``session`` still have effects on ``tablet``?"""
+        return rules.session_open(self.closed_below.get(str(tablet), 0), session)
+
+    def close_below(self, tablet: int, below: int) -> int:
+        """Barrier: close every session of ``tablet`` below ``below`` (durably); return the new bound."""
+        cur = self.closed_below.get(str(tablet), 0)
+        if below > cur:
+            self.closed_below[str(tablet)] = below
+            statefile.write_atomic(self.path, self.closed_below)
+        return self.closed_below.get(str(tablet), 0)
+
+
+def source_snapshot(r: TabletReplica) -> dict[str, Any]:
+    """What a copy downloads from a READY replica: consensus metadata, the durable log, the commit index."""
+    r.check_serving()
+    members = list(r.role.ensemble) if r.role is not None else []
+    return {"consensus": {"epoch": r.epoch, "members": members, "leader": r.leader_id},
+            "entries": r.log[: r.durable + 1], "commit": min(r.commit, r.durable)}
+
+
+def _local_state(r: TabletReplica | None) -> tuple[str, int, Any]:
+    """(data state, epoch, last entry id) of the local replica, DOES_NOT_EXIST if there is none."""
+    if r is None:
+        return DOES_NOT_EXIST, -1, None
+    if r.status == "copying":
+        return COPYING, r.epoch, r.last_entry
+    if r.status == "deleted":
+        return r.data_state, r.epoch, r.last_entry
+    return READY, r.epoch, list(r.head)
+
+
+def _write_data(tablet_dir: str, entries: list[dict[str, Any]], commit: int, merged: dict[str, Any]) -> None:
+    """Steps 1-2 on disk: the WAL, the snapshot of the applied state, the merged consensus metadata."""
+    wal_path = os.path.join(tablet_dir, "wal")
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(wal_path)
+    wal, _ = Wal.open(wal_path)
+    try:
+        wal.replace(entries)
+    finally:
+        wal.close()
+    kv = KvState()
+    for e in entries[: commit + 1]:
+        kv.apply(e["o"], e["v"])
+    statefile.write_atomic(os.path.join(tablet_dir, "snapshot.json"), {"applied": kv.applied, "kv": kv.data})
+    head = [entries[-1]["e"], entries[-1]["o"]] if entries else list(rules.NO_ENTRY)
+    statefile.write_atomic(os.path.join(tablet_dir, "state.json"),
+                           {**merged, "head": head, "commit": commit})
+
+
+async def start_tablet_copy(node: Node, params: dict[str, Any]) -> dict[str, Any]:
+    """StartTabletCopy: copy tablet ``params['tablet']`` from ``params['source']`` under ``session``."""
+    t = int(params["tablet"])
+    session = int(params["session"])
+    source = dict(params["source"])
+    r = node.tablets.get(t)
+    state, local_epoch, local_last = _local_state(r)
+    if not node.guards.is_open(t, session):
+        raise RpcError("stale_session", f"session {session} of tablet {t} is closed", state=state)
+    err = rules.copy_start_error(state, params["current_state"], int(params["epoch"]), local_epoch,
+                                 params.get("last_entry"), local_last)
+    if err is not None:
+        raise RpcError(err, f"start copy of tablet {t}: we are {state} at epoch {local_epoch}", state=state,
+                       epoch=local_epoch, session=r.session if r is not None else None)
+    tablet_dir = node.tablet_dir(t)
+    if r is not None and state == READY:
+        await r.delete(int(params["epoch"]))
+        local_last = r.last_entry
+    if r is None:
+        r = TabletReplica(t, tablet_dir, node.member, node.events)
+        r.status = "deleted"
+    local_cm = statefile.read_json(os.path.join(tablet_dir, "state.json")) if state != DOES_NOT_EXIST else None
+    if local_cm is None:  # a new tablet: empty consensus metadata, so a crash mid-copy leaves a valid tombstone
+        os.makedirs(tablet_dir, exist_ok=True)
+        await asyncio.to_thread(statefile.write_atomic, os.path.join(tablet_dir, "state.json"),
+                                {"epoch": -1, "status": "deleted", "leader": None, "head": None, "commit": -1})
+    await asyncio.to_thread(superblock.write, tablet_dir, COPYING, local_last, None, session)
+    was, r.status, r.data_state, r.session = state, "copying", COPYING, session
+    node.tablets[t] = r
+    node.events.emit("tablet_state", tablet=t, state=COPYING, was=was, why="copy", session=session)
+    node.events.emit("copy_started", tablet=t, session=session, source=source.get("member"), epoch=local_epoch)
+    try:
+        data = await node.pool.call(source["host"], int(source["port"]), "copy_source", source["uuid"],
+                                    {"tablet": t, "session": session}, timeout=COPY_TIMEOUT_S)
+        node.crash_point("copy:after-download")
+        if node.copy_delay:
+            await asyncio.sleep(node.copy_delay)
+        merged = rules.merge_consensus_meta(local_cm, data["consensus"])
+        if not node.guards.is_open(t, session):
+            raise RpcError("stale_session", f"session {session} of tablet {t} closed during the copy")
+        await asyncio.to_thread(_write_data, tablet_dir, list(data["entries"]), int(data["commit"]), merged)
+        node.crash_point("copy:after-wal")
+        await asyncio.to_thread(superblock.write, tablet_dir, READY, None, None, session)
+    except BaseException as e:
+        await asyncio.to_thread(superblock.startup, node.dir, t, tablet_dir)
+        node.tablets[t] = TabletReplica.load(t, tablet_dir, node.member, node.events)
+        node.events.emit("tablet_state", tablet=t, state=node.tablets[t].data_state, was=COPYING, why="copy failed")
+        node.events.emit("copy_failed", tablet=t, session=session, error=f"{type(e).__name__}: {e}")
+        raise
+    node.tablets[t] = TabletReplica.load(t, tablet_dir, node.member, node.events)
+    node.events.emit("tablet_state", tablet=t, state=READY, was=COPYING, why="copied", session=session)
+    node.events.emit("copy_done", tablet=t, session=session, epoch=merged["epoch"],
+                     remote_epoch=data["consensus"]["epoch"], local_epoch=local_epoch,
+                     head=list(node.tablets[t].head), commit=node.tablets[t].commit)
+    return node.tablets[t].summary()
