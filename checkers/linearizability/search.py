@@ -21,6 +21,13 @@ against a brute-force oracle):
   before a definite op that needs them: the definite op must be illegal both where the block started
   and just before the block's last info op, and a block never contains an op that ``overwrites`` the
   state after its start.
+
+Models that declare ``guided`` also prune by looking ahead: the earliest pending read-only op with a
+known outcome must be linearized before anything invoked after it returned, so only the ops invoked
+before that return can come first. The model's ``feasible`` says when none of their runs can make
+the read legal (for kv: the string must stay a prefix of what the get returned, and the rest must be
+spelt by pending appends), and the configuration is dropped at once instead of being explored. Keyed
+models ask once per independent key.
 """
 
 from __future__ import annotations
@@ -77,6 +84,18 @@ class Search:
         self.outputs = [e.output for e in entries]
         self.reads = [bool(model.read_only(e.input)) and e.output is not UNKNOWN for e in entries]
         self.overwrites = [self.lazy and bool(model.overwrites(e.input)) for e in entries]
+        self.feasible = model.feasible if getattr(model, "guided", False) else None
+        self.group: list[int] = []
+        self.parts = self.groups = 0
+        if self.feasible is not None:
+            # Independent parts of the state (keys of an unpartitioned keyed model): each part's first
+            # pending read is asked about, with that part's candidates.
+            ids: dict[Any, int] = {}
+            self.group = [ids.setdefault(model.component(e.input), len(ids)) for e in entries]
+            self.parts = len(ids)
+            self.groups = len({self.group[i] for i in range(n) if self.reads[i]})
+            if not self.groups:
+                self.feasible = None
         # Definite ops get bits in one set, info ops in another.
         self.info = [e.output is UNKNOWN for e in entries]
         self.bit: list[int] = []
@@ -116,7 +135,7 @@ class Search:
         step, nxt, prv, is_call, op_of, match = self.step, self.nxt, self.prv, self.is_call, self.op_of, self.match
         inputs, outputs, info, bit, cache = self.inputs, self.outputs, self.info, self.bit, self.cache
         before, overwrites, lazy, reads = self.before, self.overwrites, self.lazy, self.reads
-        stack, path = self.stack, self.path
+        stack, path, feasible = self.stack, self.path, self.feasible
         state, dlin, ilin, remaining = self.state, self.dlin, self.ilin, self.remaining
         start, last, node, best, nodes = self.start, self.last, self.node, self.best, self.nodes
         tail = len(nxt) - 1
@@ -164,6 +183,9 @@ class Search:
                             node = nxt[node]
                             continue
                         seen.append(new_ilin)
+                    if feasible is not None and not self._feasible(node, new_state):
+                        node = nxt[node]
+                        continue
                     stack.append((node, state, dlin, ilin, start, last, reads[i]))
                     path.append(i)
                     state, dlin, ilin, start, last = new_state, new_dlin, new_ilin, new_start, new_last
@@ -208,6 +230,33 @@ class Search:
         if verdict is not None:
             self.cache = {}
         return verdict
+
+    def _feasible(self, node: int, state: Any) -> bool:
+        """Ask the model whether each part's earliest pending read can still be met once ``node`` is
+        lifted out of the list (with its return)."""
+        nxt, is_call, op_of, reads, inputs = self.nxt, self.is_call, self.op_of, self.reads, self.inputs
+        group = self.group
+        skip = self.match[node]
+        candidates: list[list[Any] | None] = [[] for _ in range(self.parts)] if self.parts > 1 else [[]]
+        left = self.groups
+        k = nxt[0]
+        tail = len(nxt) - 1
+        while k != tail:
+            if k != node and k != skip:
+                i = op_of[k]
+                mine = candidates[group[i]]
+                if mine is not None:
+                    if is_call[k]:
+                        mine.append(inputs[i])
+                    elif reads[i]:
+                        if not self.feasible(state, inputs[i], self.outputs[i], mine):  # type: ignore[misc]
+                            return False
+                        left -= 1
+                        if not left:
+                            return True
+                        candidates[group[i]] = None
+            k = nxt[k]
+        return True
 
 
 def search(entries: list[Entry], model: ModelBase, init: Any, deadline: float | None = None) -> bool | str:

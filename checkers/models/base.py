@@ -137,6 +137,29 @@ class ModelBase:
         """Drop unknown-outcome entries that cannot change the verdict; default: read-only ones."""
         return [e for e in entries if not (e.output is UNKNOWN and self.read_only(e.input))]
 
+    guided = False
+    """True when :meth:`feasible` can ever say False: the search then asks it at each new configuration."""
+
+    def feasible(self, state: Any, input: Any, output: Any, candidates: Sequence[Any]) -> bool:
+        """False only when no run of distinct ops from ``candidates`` can lead from ``state`` to a
+        state where the op ``(input, output)`` is legal.
+
+        The search asks this about the earliest pending read-only op with a known outcome: it must be
+        linearized before anything invoked after it returned, so only the ``candidates`` (the inputs of
+        the ops not yet linearized that were invoked before its return, itself included; each may be
+        used at most once, or not at all) can come between now and it. False prunes the configuration;
+        the default, True, never does. Any answer that is False only when truly unreachable is sound.
+        """
+        return True
+
+    def component(self, input: Any) -> Hashable:
+        """The independent part of the state an op with this input touches (a key); default: all one.
+
+        Ops on different components never change each other's legality, so :meth:`feasible` is asked
+        once per component, with only that component's candidates.
+        """
+        return None
+
     def fast_check(self, entries: Sequence[Entry], init: Any) -> bool | None:
         """A polynomial verdict for special histories, or None when it does not apply."""
         return None

@@ -10,6 +10,7 @@ whole map.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from checkers.models.base import Entry, ModelBase, Partition
@@ -24,6 +25,7 @@ class Keyed(ModelBase):
         self.name = inner.name
         # Ops on different keys commute, so the inner model's lazy rule holds across keys too.
         self.lazy_unknown = inner.lazy_unknown
+        self.guided = inner.guided
         self._slots: dict[Any, int] = {}
         self._keys: list[Any] = []
 
@@ -61,6 +63,15 @@ class Keyed(ModelBase):
     def read_only(self, input: Any) -> bool:
         """Read-only iff the inner op is."""
         return self.inner.read_only(input[1])
+
+    def feasible(self, state: Any, input: Any, output: Any, candidates: Sequence[Any]) -> bool:
+        """The inner answer for the op's key, among the candidates on that key."""
+        slot, inner_input = input
+        return self.inner.feasible(state[slot], inner_input, output, [c[1] for c in candidates if c[0] == slot])
+
+    def component(self, input: Any) -> Any:
+        """The key's slot: keys are independent."""
+        return input[0]
 
     def prune(self, entries: list[Entry]) -> list[Entry]:
         """Prune key by key with the inner model's rules."""

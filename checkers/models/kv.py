@@ -6,6 +6,7 @@ string), ``put v`` (replace) and ``append v`` (concatenate).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from checkers.models.base import UNKNOWN, ModelBase, ModelError
@@ -56,12 +57,70 @@ class KvString(ModelBase):
         """Gets change nothing."""
         return bool(input[0] == GET)
 
+    guided = True
+
+    def feasible(self, state: Any, input: Any, output: Any, candidates: Sequence[Any]) -> bool:
+        """Whether a get of ``output`` can still succeed after some of the ``candidates``.
+
+        Without a put the string only grows, so it must stay a prefix of what the get returns, and
+        the rest must be spelt out by distinct candidate appends. A candidate put restarts from its
+        value, which must then be the prefix instead.
+        """
+        if input[0] != GET or output is UNKNOWN:
+            return True
+        pieces = []
+        bases = [state]
+        for f, arg in candidates:
+            if f == APPEND:
+                if arg:
+                    pieces.append(arg)
+            elif f == PUT:
+                bases.append(arg)
+        return any(output.startswith(b) and spells(output, len(b), pieces) for b in bases)
+
     def describe_operation(self, input: Any, output: Any) -> str:
         """``get -> 'x'``, ``put 'x'``, ``append 'x'``."""
         f, arg = input
         if f == GET:
             return "get -> ?" if output is UNKNOWN else f"get -> {output!r}"
         return f"{f} {arg!r}" + (" (outcome unknown)" if output is UNKNOWN else "")
+
+
+SPELL_STEPS = 10_000
+"""Tries :func:`spells` makes before giving up and answering True (always a sound answer)."""
+
+
+def spells(text: str, pos: int, pieces: list[str]) -> bool:
+    """Whether ``text[pos:]`` is a concatenation of distinct ``pieces`` (True when unsure)."""
+    need = len(text) - pos
+    if not need:
+        return True
+    if sum(map(len, pieces)) < need:
+        return False
+    used = [False] * len(pieces)
+    # Depth-first over (position, next piece to try), each level one piece placed at its position.
+    stack: list[tuple[int, int]] = [(pos, 0)]
+    steps = 0
+    end = len(text)
+    while stack:
+        at, k = stack.pop()
+        for j in range(k, len(pieces)):
+            steps += 1
+            if steps > SPELL_STEPS:
+                return True
+            if not used[j] and text.startswith(pieces[j], at):
+                nxt = at + len(pieces[j])
+                if nxt == end:
+                    return True
+                used[j] = True
+                stack.append((at, j + 1))
+                stack.append((nxt, 0))
+                break
+        else:
+            if stack:
+                # Every piece failed at this position: free the piece that led here.
+                used[stack[-1][1] - 1] = False
+    return False
 
 
 def kv_model(init: Any = None) -> Keyed:

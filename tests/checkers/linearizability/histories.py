@@ -126,3 +126,80 @@ def oracle(calls: list[Call], init: Any = None, *, fail_cas_meaningful: bool = F
 def calls_of(ops: list[Op]) -> list[Call]:
     """Pair a test history's ops."""
     return pair_calls(ops)
+
+
+@st.composite
+def kv_ops(draw: Any, *, max_ops: int = 8, procs: int = 3, keys: int = 1, info: bool = True) -> list[Op]:
+    """A history from a real sequential string store (get, put, append), like :func:`register_ops`.
+
+    Appended pieces are short and may repeat or overlap ("a", "b", "ab"), so a string can be spelt by
+    pieces in more than one way.
+    """
+    n_ops = draw(st.integers(1, max_ops))
+    store = {str(k): "" for k in range(keys)}
+    ops: list[Op] = []
+    pid = list(range(procs))
+    phase = [0] * procs
+    cur: list[Any] = [None] * procs
+    started = 0
+    while started < n_ops or any(phase):
+        s = draw(st.integers(0, procs - 1))
+        t = len(ops)
+        if phase[s] == 0:
+            if started >= n_ops:
+                continue
+            started += 1
+            f = draw(st.sampled_from(["get", "get", "append", "append", "put"]))
+            key = str(draw(st.integers(0, keys - 1)))
+            arg = None if f == "get" else draw(st.sampled_from(["a", "b", "ab", "", "c"]))
+            cur[s] = [f, key, arg, None]
+            phase[s] = 1
+            ops.append(Op(t, t, pid[s], OpType.INVOKE, f, key, arg))
+            continue
+        f, key, arg, _ = cur[s]
+        crash = info and draw(st.booleans()) and draw(st.booleans()) and draw(st.booleans())
+        if phase[s] == 1 and not crash:
+            if f == "get":
+                cur[s][3] = store[key]
+            elif f == "put":
+                store[key] = arg
+            else:
+                store[key] += arg
+            phase[s] = 2
+            continue
+        phase[s] = 0
+        if crash:
+            ops.append(Op(t, t, pid[s], OpType.INFO, f, key, arg))
+            pid[s] += procs
+        else:
+            ops.append(Op(t, t, pid[s], OpType.OK, f, key, cur[s][3] if f == "get" else arg))
+    return ops
+
+
+def kv_oracle(calls: list[Call]) -> bool:
+    """Brute force for the kv model: every order of the definite calls plus every subset of info ones."""
+    definite = [c for c in calls if c.outcome is OpType.OK]
+    infos = [c for c in calls if c.outcome is OpType.INFO and c.f != "get"]
+
+    def ret(c: Call) -> float:
+        return float("inf") if c.outcome is OpType.INFO or c.complete is None else c.complete.index
+
+    for mask in range(1 << len(infos)):
+        chosen = definite + [c for k, c in enumerate(infos) if mask >> k & 1]
+        for order in permutations(chosen):
+            if any(ret(order[b]) < order[a].invoke.index
+                   for a in range(len(order)) for b in range(a + 1, len(order))):
+                continue
+            store: dict[Any, str] = {}
+            for c in order:
+                value = store.get(c.key, "")
+                if c.f == "get":
+                    if c.output != value:
+                        break
+                elif c.f == "put":
+                    store[c.key] = c.input
+                else:
+                    store[c.key] = value + c.input
+            else:
+                return True
+    return False
