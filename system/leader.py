@@ -98,14 +98,14 @@ class LeaderRole:
         c = self.cursors.get(node)
         if c is None or c.addr.get("uuid") != addr.get("uuid"):
             self.add_follower(node, None, addr)
-        self.replica.events.emit("pre_voter_added", tablet=self.replica.tablet, epoch=self.replica.epoch, node=node)
+        self.replica.events.emit("pre_voter_added", tablet=self.replica.tablet, epoch=self.replica.epoch, member=node)
 
     def remove_pre_voter(self, node: str) -> None:
         """Stop streaming to a catch-up member (its migration was cancelled)."""
         if node in self.pre_voters:
             self.pre_voters.discard(node)
             self.remove_follower(node)
-            self.replica.events.emit("pre_voter_removed", tablet=self.replica.tablet, node=node)
+            self.replica.events.emit("pre_voter_removed", tablet=self.replica.tablet, member=node)
 
     def pre_voter_progress(self) -> dict[str, int]:
         """Each catch-up member's confirmed offset (-1 while its cursor is not synced)."""

@@ -240,8 +240,8 @@ class TabletReplica:
                 raise RpcError("tablet_copying", "a copy is running; close its session instead")
             if epoch < self.epoch:
                 raise RpcError("stale_epoch", f"delete at epoch {epoch}, replica is at {self.epoch}", epoch=self.epoch)
-            await self._shutdown_data()
             last = list(self.head) if self.wal is not None else self.last_entry
+            await self._shutdown_data()
             qdir = await asyncio.to_thread(superblock.delete, self.data_dir, self.tablet, self.dir, last, self.epoch)
             was = self.data_state
             self.epoch = rules.tombstone_keeps_epoch(self.epoch)

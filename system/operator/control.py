@@ -122,6 +122,8 @@ class Operator:
 
     def alive(self, node: str) -> bool:
         """Did the node answer a heartbeat, with its registered UUID, within FAIL_AFTER_S?"""
+        if (self.members.get(node) or {}).get("state") == "left":
+            return False
         last = self.last_ok.get(node, self.started)
         return time.monotonic() - last < FAIL_AFTER_S
 
