@@ -87,7 +87,8 @@ class LocalBackend:
         """Operator addresses (for clients) and the cluster description."""
         c = self._require()
         return {"operators": c.operators(), "tablets": c.tablets, "nodes": dict(c.node_addrs),
-                "uuids": {n: c.node_uuid(n) for n in c.node_addrs}}
+                "uuids": {n: c.node_uuid(n) for n in c.node_addrs}, "replication": c.replication,
+                "master": {"addr": c.master_addr, "token": c.secret().get("token")} if c.master_addr else None}
 
     async def leaders(self) -> dict[int, str]:
         """Each tablet's leader, from the first operator that answers."""
