@@ -29,7 +29,7 @@ def _description(directory: str) -> dict[str, Any]:
 def _running(desc: dict[str, Any]) -> list[int]:
     from system.launcher import is_cluster_process
 
-    procs = [*desc["nodes"].values(), *desc["operators"].values()]
+    procs = [*desc["nodes"].values(), *desc["operators"].values(), desc.get("master") or {}]
     return [p["pid"] for p in procs if p.get("pid") and is_cluster_process(p["pid"])]
 
 
@@ -163,3 +163,101 @@ def reap_store(store: Path) -> None:
             reaped += 1
     if not reaped:
         click.echo(f"nothing left running under {store}")
+
+
+@cluster.group()
+def admin() -> None:
+    """The master's admin API: replicas, replica counts, node retirement, migrations."""
+
+
+def _admin_call(directory: str, method: str, params: dict[str, Any]) -> None:
+    from system import statefile
+    from system.admin import call_sync, master_admin
+    from system.wire import RpcError
+
+    desc = _description(os.path.abspath(directory))
+    m = desc.get("master")
+    if not m:
+        fail(f"the cluster in {directory} runs no master")
+    try:
+        if method == "status":
+            out = call_sync(m["host"], m["port"], "status", {}, timeout=5.0)
+        else:
+            token = (statefile.read_json(m["secret"]) or {}).get("token")
+            out = master_admin(m["host"], m["port"], method, params, token)
+    except RpcError as e:
+        fail(f"{method.replace('_', '-')} refused: {e.code}: {e.message}")
+    except Exception as e:
+        fail(f"master at {m['host']}:{m['port']} did not answer: {e}")
+    click.echo(json.dumps(out, sort_keys=True, indent=1))
+
+
+_DIR = click.option("--dir", "directory", default=".fencepost-cluster", show_default=True)
+_TABLET = click.option("--tablet", type=int, required=True)
+_CONFIG = click.option("--config-id", type=int, default=None,
+                       help="the committed config id you decided on (default: read it now)")
+
+
+@admin.command("status")
+@_DIR
+def admin_status(directory: str) -> None:
+    """Members and their states; per tablet the up, acting and stray sets, migration and config id."""
+    _admin_call(directory, "status", {})
+
+
+@admin.command("add-replica")
+@_DIR
+@_TABLET
+@click.option("--node", required=True)
+@_CONFIG
+def add_replica(directory: str, tablet: int, node: str, config_id: int | None) -> None:
+    """Add a replica of a tablet on a node."""
+    _admin_call(directory, "add_replica", {"tablet": tablet, "node": node, "config_id": config_id})
+
+
+@admin.command("remove-replica")
+@_DIR
+@_TABLET
+@click.option("--node", required=True)
+@_CONFIG
+def remove_replica(directory: str, tablet: int, node: str, config_id: int | None) -> None:
+    """Remove a tablet's replica from a node."""
+    _admin_call(directory, "remove_replica", {"tablet": tablet, "node": node, "config_id": config_id})
+
+
+@admin.command("move-replica")
+@_DIR
+@_TABLET
+@click.option("--from", "src", required=True)
+@click.option("--to", "dst", required=True)
+@_CONFIG
+def move_replica(directory: str, tablet: int, src: str, dst: str, config_id: int | None) -> None:
+    """Move a tablet's replica from one node to another (add, backfill, promote, contract)."""
+    _admin_call(directory, "move_replica", {"tablet": tablet, "from": src, "to": dst, "config_id": config_id})
+
+
+@admin.command("change-replica-count")
+@_DIR
+@_TABLET
+@click.option("--count", type=int, required=True)
+@_CONFIG
+def change_replica_count(directory: str, tablet: int, count: int, config_id: int | None) -> None:
+    """Set how many replicas a tablet should have."""
+    _admin_call(directory, "change_replica_count", {"tablet": tablet, "count": count, "config_id": config_id})
+
+
+@admin.command("cancel-migration")
+@_DIR
+@_TABLET
+@_CONFIG
+def cancel_migration(directory: str, tablet: int, config_id: int | None) -> None:
+    """Cancel a tablet's migration: its up set goes back to its acting set."""
+    _admin_call(directory, "cancel_migration", {"tablet": tablet, "config_id": config_id})
+
+
+@admin.command("retire-node")
+@_DIR
+@click.option("--node", required=True)
+def retire_node(directory: str, node: str) -> None:
+    """Decommission a node: its replicas move away, then it is left."""
+    _admin_call(directory, "retire_node", {"node": node})
