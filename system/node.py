@@ -71,6 +71,7 @@ class Node:
         self.pool = RpcPool()
         self.guards = tablet_copy.SessionGuards(os.path.join(data_dir, "sessions.json"))
         self.tablets: dict[int, TabletReplica] = {}
+        self.background: set[asyncio.Task[Any]] = set()
         for name in sorted(os.listdir(os.path.join(data_dir, "tablets"))):
             if name.isdigit():
                 t = int(name)
@@ -94,6 +95,12 @@ class Node:
         self.uuid = ident.uuid
         for r in self.tablets.values():
             r.node_id = self.member
+
+    def spawn(self, coro: Any) -> None:
+        """Run ``coro`` in the background until it ends or the node stops (tablet copies)."""
+        task = asyncio.create_task(coro)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
 
     def crash_point(self, name: str) -> None:
         """Test hook: exit abruptly here if ``--crash-at name`` was given."""
@@ -295,7 +302,10 @@ class Node:
                     await r.persist_commit_if_moved()
 
     async def close(self) -> None:
-        """Stop every replica and close connections."""
+        """Stop background copies and every replica, and close connections."""
+        for task in list(self.background):
+            task.cancel()
+        await asyncio.gather(*self.background, return_exceptions=True)
         for r in self.tablets.values():
             await r.close()
         await self.pool.close()

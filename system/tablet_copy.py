@@ -2,7 +2,8 @@
 
 Destination (``StartTabletCopy``, :func:`start_tablet_copy`): make the seed's checks
 (:func:`system.rules.copy_start_error`, then the session guard), tombstone a READY replica first,
-then 0. rewrite the superblock as COPYING (keeping the last entry id); 1. download the source's
+then 0. rewrite the superblock as COPYING (keeping the last entry id) and answer; in the background,
+1. download the source's
 consensus metadata and merge it with ours (:func:`system.rules.merge_consensus_meta`); 2. download
 its WAL and a snapshot (the applied state at its commit index) and write them; 3. write a READY
 superblock and fsync it; 4. start the tablet. Any failure goes back to DELETED, as a restart would.
@@ -124,6 +125,14 @@ async def start_tablet_copy(node: Node, params: dict[str, Any]) -> dict[str, Any
     node.tablets[t] = r
     node.events.emit("tablet_state", tablet=t, state=COPYING, was=was, why="copy", session=session)
     node.events.emit("copy_started", tablet=t, session=session, source=source.get("member"), epoch=local_epoch)
+    node.spawn(_run_copy(node, t, session, source, local_cm, local_epoch))
+    return r.summary()
+
+
+async def _run_copy(node: Node, t: int, session: int, source: dict[str, Any], local_cm: dict[str, Any] | None,
+                    local_epoch: int) -> None:
+    """Steps 1-4 in the background (a copy may take long; the caller polls the tablet's state)."""
+    tablet_dir = node.tablet_dir(t)
     try:
         data = await node.pool.call(source["host"], int(source["port"]), "copy_source", source["uuid"],
                                     {"tablet": t, "session": session}, timeout=COPY_TIMEOUT_S)
@@ -141,10 +150,11 @@ async def start_tablet_copy(node: Node, params: dict[str, Any]) -> dict[str, Any
         node.tablets[t] = TabletReplica.load(t, tablet_dir, node.member, node.events)
         node.events.emit("tablet_state", tablet=t, state=node.tablets[t].data_state, was=COPYING, why="copy failed")
         node.events.emit("copy_failed", tablet=t, session=session, error=f"{type(e).__name__}: {e}")
-        raise
+        if isinstance(e, asyncio.CancelledError):
+            raise
+        return
     node.tablets[t] = TabletReplica.load(t, tablet_dir, node.member, node.events)
     node.events.emit("tablet_state", tablet=t, state=READY, was=COPYING, why="copied", session=session)
     node.events.emit("copy_done", tablet=t, session=session, epoch=merged["epoch"],
                      remote_epoch=data["consensus"]["epoch"], local_epoch=local_epoch,
                      head=list(node.tablets[t].head), commit=node.tablets[t].commit)
-    return node.tablets[t].summary()

@@ -103,7 +103,7 @@ def plan(op: Operator, t: int, meta: dict[str, Any]) -> Step | None:
     if extra and len(ens) > 1:
         return remove(op, t, meta, extra[0])
     strays = [m for m in op.live_members() if m not in ens and (report(op, m, t) or {}).get("state") == READY
-              and int((report(op, m, t) or {}).get("epoch", -1)) < meta["epoch"]]
+              and int((report(op, m, t) or {}).get("epoch", -1)) <= meta["epoch"]]
     if strays and leader:
         return tombstone(op, strays[0], t, meta["epoch"])
     return None

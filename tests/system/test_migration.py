@@ -1,0 +1,125 @@
+"""Hot migration through the master: move under load, cancel midway, crash mid-copy, stale sessions."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pytest
+
+from system import statefile
+from system.events import read_events
+from system.launcher import Cluster
+from system.wire import RpcError
+
+from .checks import assert_committed_prefixes_agree, assert_one_leader_per_epoch
+from .conftest import node_call, wait_for
+from .membership_helpers import Writer, master_call, node_tablet, read_all, tablet_view, wait_settled
+
+
+def events_of(c: Cluster, node: str) -> list[dict]:
+    return read_events(os.path.join(c.procs[node].info["data"], "events.jsonl"))
+
+
+def test_move_replicas_under_load_lose_no_acknowledged_write(make_cluster: Callable[..., Cluster]) -> None:
+    c = make_cluster(nodes=4, tablets=1, replication=3)
+    c.wait_ready()
+    v = wait_settled(c)
+    spare = next(n for n in c.node_addrs if n not in v["up"])
+    follower = next(n for n in v["up"] if n != v["leader"])
+    w = Writer(c, "m")
+    w.start()
+    try:
+        wait_for(lambda: len(w.acked) > 50, what="writes before the move")
+        moved = master_call(c, "move_replica", {"tablet": 0, "from": follower, "to": spare,
+                                                "config_id": v["config_id"]})
+        assert moved["config_id"] == v["config_id"] + 1 and spare in moved["up"]
+        v = wait_settled(c, size=3)
+        assert spare in v["acting"] and follower not in v["acting"]
+        # Now move the leader itself away (the leadership moves first).
+        leader = v["leader"]
+        master_call(c, "move_replica", {"tablet": 0, "from": leader, "to": follower, "config_id": v["config_id"]})
+        v = wait_settled(c, size=3)
+        assert leader not in v["acting"] and v["leader"] != leader
+        wait_for(lambda: len(w.acked) > len(moved) + 100, what="writes after the moves")
+    finally:
+        acked = w.finish()
+    assert len(acked) > 100
+    assert read_all(c, acked) == {}
+    assert (node_tablet(c, leader) or {}).get("state") == "DELETED"  # the moved-away replica is a tombstone
+    assert any(e["event"] == "tombstoned" for e in events_of(c, leader))
+    assert_committed_prefixes_agree(c, 0)
+    assert_one_leader_per_epoch(c)
+
+
+def test_cancel_migration_midway(make_cluster: Callable[..., Cluster]) -> None:
+    c = make_cluster(nodes=4, tablets=1, replication=3)
+    c.wait_ready()
+    v = wait_settled(c)
+    spare = next(n for n in c.node_addrs if n not in v["up"])
+    c.restart(spare, extra_args=("--copy-delay", "4"))
+    wait_for(lambda: tablet_view(c)["up"] and node_tablet(c, spare) is None and c.node_uuid(spare), what="restart")
+    acting = list(v["acting"])
+    master_call(c, "move_replica", {"tablet": 0, "from": acting[-1], "to": spare, "config_id": v["config_id"]})
+    wait_for(lambda: (node_tablet(c, spare) or {}).get("status") == "copying", what="the copy to start")
+    cfg = tablet_view(c)["config_id"]
+    out = master_call(c, "cancel_migration", {"tablet": 0, "config_id": cfg})
+    assert sorted(out["up"]) == sorted(acting)
+    again = master_call(c, "cancel_migration", {"tablet": 0, "config_id": cfg})  # a repeat is idempotent
+    assert again["already"] is True
+    v = wait_settled(c, size=3)
+    assert sorted(v["acting"]) == sorted(acting)
+    # The copy that was running belonged to a closed session: it must not make the replica READY.
+    wait_for(lambda: any(e["event"] == "copy_failed" for e in events_of(c, spare)), timeout=20, what="copy aborted")
+    failed = next(e for e in events_of(c, spare) if e["event"] == "copy_failed")
+    assert "stale_session" in failed["error"]
+    assert (node_tablet(c, spare) or {}).get("state") == "DELETED"
+    leader = tablet_view(c)["leader"]
+    assert spare not in (node_call(c, leader, "hello", {})["tablets"]["0"].get("pre_voters") or {})
+
+
+def test_copy_from_a_stale_session_is_rejected(make_cluster: Callable[..., Cluster]) -> None:
+    c = make_cluster(nodes=4, tablets=1, replication=3)
+    c.wait_ready()
+    v = wait_settled(c)
+    spare = next(n for n in c.node_addrs if n not in v["up"])
+    leader = v["leader"]
+    host, port = c.node_addrs[leader]
+    source = {"host": host, "port": port, "uuid": c.node_uuid(leader), "member": leader}
+    node_call(c, spare, "close_sessions", {"tablet": 0, "below": 10})
+    params = {"tablet": 0, "source": source, "epoch": v["epoch"], "current_state": "DOES_NOT_EXIST"}
+    with pytest.raises(RpcError, match="stale_session"):
+        node_call(c, spare, "start_tablet_copy", {**params, "session": 9})
+    assert node_tablet(c, spare) is None
+    out = node_call(c, spare, "start_tablet_copy", {**params, "session": 10})
+    assert out["status"] == "copying" and out["session"] == 10
+    wait_for(lambda: (node_tablet(c, spare) or {}).get("state") == "READY", what="the copy")
+    with pytest.raises(RpcError, match="illegal_state"):  # StartTabletCopy checks the caller's view of our state
+        node_call(c, spare, "start_tablet_copy", {**params, "session": 10})
+    # The stray replica is not in the acting set: the operator tombstones it.
+    wait_for(lambda: (node_tablet(c, spare) or {}).get("state") == "DELETED", what="stray tombstoned")
+    tomb = node_tablet(c, spare) or {}
+    assert tomb["epoch"] >= v["epoch"]  # the tombstone keeps its epoch
+    with pytest.raises(RpcError, match="stale_epoch"):  # so a stale fence is refused with it
+        node_call(c, spare, "fence", {"tablet": 0, "epoch": 0})
+
+
+def test_crash_during_copy_goes_back_to_deleted_and_copies_again(make_cluster: Callable[..., Cluster]) -> None:
+    c = make_cluster(nodes=4, tablets=1, replication=3)
+    c.wait_ready()
+    v = wait_settled(c)
+    spare = next(n for n in c.node_addrs if n not in v["up"])
+    c.restart(spare, extra_args=("--crash-at", "copy:after-wal"))
+    wait_for(lambda: c.node_uuid(spare) and node_tablet(c, spare) is None, what="restart")
+    master_call(c, "move_replica", {"tablet": 0, "from": v["acting"][-1], "to": spare, "config_id": v["config_id"]})
+    assert c.wait_exit(spare, timeout=30) == 99
+    sb = statefile.read_json(f"{c.procs[spare].info['data']}/tablets/0/superblock.json")
+    assert sb["state"] == "COPYING"
+    c.launch(spare)
+    v = wait_settled(c, size=3)
+    assert spare in v["acting"]
+    evs = events_of(c, spare)
+    rolled = [e for e in evs if e["event"] == "tablet_state" and "rolled back" in str(e.get("why"))]
+    assert rolled and rolled[0]["state"] == "DELETED"
+    assert sum(e["event"] == "copy_done" for e in evs) == 1
+    assert (node_tablet(c, spare) or {}).get("state") == "READY"
