@@ -81,22 +81,15 @@ def iter_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
         HistoryError: with every problem found (up to a cap), once the file has been read.
     """
     name = str(path)
-    if fmt == "auto":
-        fmt = detect_format(path)
-    reader = READERS.get(fmt)
-    if reader is None:
-        raise HistoryError([Problem(name, 0, f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")])
+    items = _items(path, fmt, allow_torn_tail)
     feed = Validator(name).feed
     problems: list[Problem] = []
-    extra_problems = 0
+    extra = [0]
     try:
-        items = read_jsonl(path, allow_torn_tail=True) if allow_torn_tail and fmt == "jsonl" else reader(path)
         for line, item in items:
             found = [item] if isinstance(item, Problem) else feed(line, item)
             if found:
-                if len(problems) < MAX_PROBLEMS:
-                    problems.extend(found[: MAX_PROBLEMS - len(problems)])
-                extra_problems += max(0, len(found) - (MAX_PROBLEMS - len(problems)))
+                _note(problems, extra, found)
                 continue
             if not problems:
                 assert isinstance(item, Op)
@@ -105,9 +98,36 @@ def iter_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
         raise HistoryError([Problem(name, 0, "no such file")]) from None
     except IsADirectoryError:
         raise HistoryError([Problem(name, 0, "is a directory, not a history file")]) from None
+    _raise_problems(name, problems, extra[0])
+
+
+def _items(path: str | Path, fmt: str, allow_torn_tail: bool) -> Iterator[tuple[int, Op | Problem]]:
+    """The format's reader over ``path`` (``auto`` detects the format)."""
+    name = str(path)
+    if fmt == "auto":
+        fmt = detect_format(path)
+    reader = READERS.get(fmt)
+    if reader is None:
+        raise HistoryError([Problem(name, 0, f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")])
+    try:
+        return read_jsonl(path, allow_torn_tail=True) if allow_torn_tail and fmt == "jsonl" else reader(path)
+    except FileNotFoundError:
+        raise HistoryError([Problem(name, 0, "no such file")]) from None
+    except IsADirectoryError:
+        raise HistoryError([Problem(name, 0, "is a directory, not a history file")]) from None
+
+
+def _note(problems: list[Problem], extra: list[int], found: list[Problem]) -> None:
+    """Keep up to :data:`MAX_PROBLEMS` problems, counting the rest in ``extra[0]``."""
+    if len(problems) < MAX_PROBLEMS:
+        problems.extend(found[: MAX_PROBLEMS - len(problems)])
+    extra[0] += max(0, len(found) - (MAX_PROBLEMS - len(problems)))
+
+
+def _raise_problems(name: str, problems: list[Problem], extra: int) -> None:
     if problems:
-        if extra_problems:
-            problems.append(Problem(name, 0, f"... and {extra_problems} more problem(s)"))
+        if extra:
+            problems.append(Problem(name, 0, f"... and {extra} more problem(s)"))
         raise HistoryError(problems)
 
 
@@ -122,7 +142,31 @@ def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
     Raises:
         HistoryError: every problem found, each naming ``file:line``.
     """
-    return [op for _, op in iter_history(path, fmt, allow_torn_tail=allow_torn_tail)]
+    # The loop of iter_history without a generator in between (this is the hot path for big files).
+    name = str(path)
+    items = _items(path, fmt, allow_torn_tail)
+    feed = Validator(name).feed
+    problems: list[Problem] = []
+    extra = [0]
+    ops: list[Op] = []
+    append = ops.append
+    try:
+        for line, item in items:
+            if type(item) is Op:
+                found = feed(line, item)
+                if not found:
+                    if not problems:
+                        append(item)
+                    continue
+            else:
+                found = [item]  # type: ignore[list-item]
+            _note(problems, extra, found)
+    except FileNotFoundError:
+        raise HistoryError([Problem(name, 0, "no such file")]) from None
+    except IsADirectoryError:
+        raise HistoryError([Problem(name, 0, "is a directory, not a history file")]) from None
+    _raise_problems(name, problems, extra[0])
+    return ops
 
 
 def write_history(ops: Iterable[Op], path: str | Path, fmt: str | None = None) -> None:

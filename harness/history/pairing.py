@@ -22,31 +22,31 @@ def pair_calls(ops: Iterable[Op], *, include_nemesis: bool = False) -> list[Call
         Calls ordered by invocation.
     """
     calls: list[Call] = []
-    open_calls: dict[object, int] = {}
+    append = calls.append
+    open_calls: dict[object, Call] = {}
+    invoke, ok, fail, info = OpType.INVOKE, OpType.OK, OpType.FAIL, OpType.INFO
     end = 0
     for op in ops:
-        end = op.time if op.time > end else end
-        if op.process == NEMESIS and not include_nemesis:
+        t = op.time
+        if t > end:
+            end = t
+        process = op.process
+        if type(process) is not int and process == NEMESIS and not include_nemesis:
             continue
-        if op.type is OpType.INVOKE:
-            open_calls[op.process] = len(calls)
-            calls.append(
-                Call(
-                    id=len(calls), process=op.process, f=op.f, key=op.key, input=op.value,
-                    output=None, outcome=OpType.INFO, call_time=op.time, return_time=-1,
-                    invoke=op, complete=None,
-                )
-            )
+        kind = op.type
+        if kind is invoke:
+            call = Call(len(calls), process, op.f, op.key, op.value, None, info, t, -1, op, None)
+            open_calls[process] = call
+            append(call)
             continue
-        pos = open_calls.pop(op.process, None)
-        if pos is None:
+        opened = open_calls.pop(process, None)
+        if opened is None:
             continue
-        call = calls[pos]
-        call.complete = op
-        call.outcome = op.type
-        call.output = op.value if op.type is OpType.OK or op.type is OpType.FAIL else None
-        call.return_time = op.time
+        opened.complete = op
+        opened.outcome = kind
+        opened.output = op.value if kind is ok or kind is fail else None
+        opened.return_time = t
     for call in calls:
-        if call.return_time < 0 or call.outcome is OpType.INFO:
+        if call.return_time < 0 or call.outcome is info:
             call.return_time = max(end, call.call_time) + 1
     return calls
