@@ -97,8 +97,10 @@ def summarise(path: str, fmt: str, result: CheckResult, seconds: float) -> dict[
     return out
 
 
-PARALLEL_MIN_FILES = 8
+PARALLEL_MIN_FILES = 2
 """Fewer files than this are checked in this process."""
+PARALLEL_MIN_BYTES = 64 * 1024
+"""Files smaller than this in all are checked in this process: forking would cost more."""
 
 
 def check_files(paths: list[str], opts: FileOptions, jobs: int | None = None) -> Iterator[FileReport]:
@@ -107,22 +109,128 @@ def check_files(paths: list[str], opts: FileOptions, jobs: int | None = None) ->
     Args:
         paths: history files.
         opts: how to check them.
-        jobs: processes; None uses every core when there are enough files, and one otherwise.
+        jobs: processes; None uses every core when there is enough work, and one otherwise.
     """
+    sizes = [_size(p) for p in paths]
     if jobs is None:
-        jobs = min(os.cpu_count() or 1, len(paths)) if len(paths) >= PARALLEL_MIN_FILES else 1
+        enough = len(paths) >= PARALLEL_MIN_FILES and sum(sizes) >= PARALLEL_MIN_BYTES
+        jobs = min(os.cpu_count() or 1, len(paths)) if enough else 1
     if jobs <= 1 or len(paths) <= 1:
         for p in paths:
             yield check_file(p, opts)
         return
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(jobs) as pool:
-        # Each worker checks whole files in one process (no nested pools).
-        yield from pool.imap(_check_one, [(p, opts) for p in paths], chunksize=max(1, len(paths) // (jobs * 4)))
+    yield from _forked(paths, sizes, opts, jobs)
 
 
-def _check_one(args: tuple[str, FileOptions]) -> FileReport:
-    """Pool entry point: check one file without forking further."""
-    return check_file(args[0], args[1], workers=1)
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _forked(paths: list[str], sizes: list[int], opts: FileOptions, jobs: int) -> Iterator[FileReport]:
+    """Check files in ``jobs`` forked workers that take the biggest file left whenever they are free.
+
+    The work queue is a file of 4-byte indices, biggest file first, whose offset the workers share
+    (each read takes the next index atomically), so the longest file starts at once and the others
+    fill in around it. Each worker sends back pickled reports on its own pipe; they are yielded in
+    the order given as soon as every earlier one is in.
+    """
+    import contextlib
+    import pickle
+    import selectors
+    import signal
+    import tempfile
+
+    _preload()
+    order = sorted(range(len(paths)), key=lambda i: -sizes[i])
+    queue = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
+    queue.write(b"".join(i.to_bytes(4, "little") for i in order))
+    queue.flush()
+    os.lseek(queue.fileno(), 0, os.SEEK_SET)
+    pids: list[int] = []
+    sel = selectors.DefaultSelector()
+    try:
+        for _ in range(jobs):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - runs in the child
+                os.close(r)
+                _worker(queue.fileno(), w, paths, opts)
+            os.close(w)
+            pids.append(pid)
+            sel.register(r, selectors.EVENT_READ, bytearray())
+        done: dict[int, Any] = {}
+        nxt = 0
+        while nxt < len(paths):
+            if nxt in done:
+                got = done.pop(nxt)
+                if isinstance(got, BaseException):
+                    raise got
+                yield got
+                nxt += 1
+                continue
+            if not sel.get_map():
+                raise RuntimeError(f"a checker worker died before reporting on {paths[nxt]}")
+            for key, _ in sel.select():
+                buf: bytearray = key.data
+                chunk = os.read(key.fd, 1 << 20)
+                if not chunk:
+                    sel.unregister(key.fd)
+                    os.close(key.fd)
+                    continue
+                buf += chunk
+                while len(buf) >= 8 and len(buf) >= 8 + int.from_bytes(buf[:8], "little"):
+                    n = int.from_bytes(buf[:8], "little")
+                    i, got = pickle.loads(buf[8:8 + n])
+                    del buf[:8 + n]
+                    done[i] = got
+    finally:
+        for key in list(sel.get_map().values()):
+            sel.unregister(key.fd)
+            os.close(key.fd)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+        queue.close()
+
+
+def _worker(queue: int, out: int, paths: list[str], opts: FileOptions) -> None:  # pragma: no cover
+    """A forked worker: check the files whose indices it takes from ``queue``, report on ``out``, exit."""
+    import pickle
+
+    code = 0
+    try:
+        while True:
+            raw = os.read(queue, 4)
+            if len(raw) < 4:
+                break
+            i = int.from_bytes(raw, "little")
+            got: Any
+            try:
+                got = check_file(paths[i], opts, workers=1)
+            except BaseException as e:  # re-raised by the parent
+                got = e
+            try:
+                data = pickle.dumps((i, got))
+            except Exception as e:
+                data = pickle.dumps((i, RuntimeError(f"checking {paths[i]}: {e!r}")))
+            data = len(data).to_bytes(8, "little") + data
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view):]
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _preload() -> None:
+    """Import what :func:`check_file` needs, once, before forking."""
+    import checkers.models
+    import harness.history.formats
+    import harness.history.pairing
+
+    del checkers, harness

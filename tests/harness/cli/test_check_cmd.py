@@ -95,3 +95,45 @@ def test_timeout_gives_unknown_never_valid(capsys: pytest.CaptureFixture[str]) -
     assert json.loads(out)["valid"] in ("unknown", True)
     assert code in (0, 2)
     assert (code == 2) == (json.loads(out)["valid"] == "unknown")
+
+
+def _strip_times(out: str) -> list[dict[str, object]]:
+    objs = [json.loads(line) for line in out.strip().splitlines()]
+    for o in objs:
+        o.pop("seconds", None)
+        o.pop("check_seconds", None)
+    return objs
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="Porcupine test data not found")
+def test_parallel_workers_report_like_one_process_in_the_order_given(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, valid_file: str, invalid_file: str) -> None:
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text('{"index": "x"}\n')
+    files = [str(DATA / "kv" / "c10-ok.txt"), valid_file, str(junk), str(DATA / "jepsen" / "etcd_000.log"),
+             str(DATA / "kv" / "c50-bad.txt"), invalid_file, str(DATA / "jepsen" / "etcd_002.log")]
+    code1, out1, err1 = run(capsys, "--json", "--jobs", "1", *files)
+    code2, out2, err2 = run(capsys, "--json", "--jobs", "2", *files)
+    assert code1 == code2 == 3 and err1 == err2 and "junk.jsonl" in err2
+    assert _strip_times(out1) == _strip_times(out2)
+    assert [o["path"] for o in _strip_times(out2)] == files
+
+
+def test_etcd_logs_with_noise_and_bad_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    events = ["INFO  jepsen.util - 0\t:invoke\t:write\t1", "INFO  jepsen.util - 0\t:ok\t:write\t1",
+              "INFO  jepsen.util - 1\t:invoke\t:cas\t[1 2]", "INFO  jepsen.util - 1\t:ok\t:cas\t[1  2]  ",
+              "INFO  jepsen.util - :nemesis\t:info\t:start\tnil",
+              "INFO  jepsen.util - 0\t:invoke\t:read\tnil", "INFO  jepsen.util - 0\t:ok\t:read\t2"]
+    clean = tmp_path / "clean.log"
+    clean.write_text("\n".join(events) + "\n")
+    noisy = tmp_path / "noisy.log"
+    noisy.write_text("INFO  jepsen.core - setting up\n\n" + "\n".join(events[:3]) + "\nWARN something\n"
+                     + "\n".join(events[3:]))
+    _, out, _ = run(capsys, "--json", str(clean), str(noisy))
+    a, b = _strip_times(out)
+    assert a["valid"] is b["valid"] is True and a["ops"] == b["ops"] == 3
+    bad = tmp_path / "bad.log"
+    bad.write_text("\n".join(events[:2]) + "\nnoise\nINFO  jepsen.util - 0\t:invoke\n"
+                   "INFO  jepsen.util - x\t:invoke\t:write\t1\n")
+    code, _, err = run(capsys, str(bad))
+    assert code == 3 and f"{bad}:4" in err and f"{bad}:5" in err
