@@ -41,6 +41,10 @@ def backend_for(config: TestConfig) -> Any:
         from harness.backends.local import LocalBackend
 
         return LocalBackend()
+    if config.backend == "docker":
+        from harness.backends.docker import DockerBackend
+
+        return DockerBackend()
     raise ValueError(f"backend {config.backend!r} is not available yet")
 
 

@@ -49,12 +49,16 @@ def test(workload: str | None, nemesis: str | None, nodes: int, tablets: int, ti
     if unknown_bugs:
         fail(f"unknown bug(s) {', '.join(unknown_bugs)}; see `fencepost test --list-bugs`")
     if backend == "docker":
-        fail("the docker backend is not available yet: it arrives with the Docker backend issue")
+        from harness.backends.docker_objects import engine_unavailable
+
+        reason = engine_unavailable()
+        if reason is not None:
+            fail(f"--backend docker: {reason}")
     names = [n.strip() for n in (nemesis or "").split(",") if n.strip()]
     for name in names:
         if name not in nemeses.available():
             fail(f"unknown nemesis {name!r}; available: {', '.join(nemeses.available())}")
-    if "partition" in names:
+    if "partition" in names and backend != "docker":  # docker partitions run inside the containers
         reason = why_unavailable()
         if reason is not None:
             click.echo(f"fencepost: warning: {reason}; running without the partition nemesis", err=True)
