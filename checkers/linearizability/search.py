@@ -86,15 +86,12 @@ class Search:
         self.overwrites = [self.lazy and bool(model.overwrites(e.input)) for e in entries]
         self.feasible = model.feasible if getattr(model, "guided", False) else None
         self.group: list[int] = []
-        self.parts = self.groups = 0
         if self.feasible is not None:
-            # Independent parts of the state (keys of an unpartitioned keyed model): each part's first
-            # pending read is asked about, with that part's candidates.
+            # Independent components of the state (keys of an unpartitioned keyed model) are asked
+            # about apart, each with its own candidates.
             ids: dict[Any, int] = {}
             self.group = [ids.setdefault(model.component(e.input), len(ids)) for e in entries]
-            self.parts = len(ids)
-            self.groups = len({self.group[i] for i in range(n) if self.reads[i]})
-            if not self.groups:
+            if not any(self.reads):
                 self.feasible = None
         # Definite ops get bits in one set, info ops in another.
         self.info = [e.output is UNKNOWN for e in entries]
@@ -232,29 +229,26 @@ class Search:
         return verdict
 
     def _feasible(self, node: int, state: Any) -> bool:
-        """Ask the model whether each part's earliest pending read can still be met once ``node`` is
-        lifted out of the list (with its return)."""
+        """Ask the model whether the earliest pending read can still be met once ``node`` is lifted
+        out of the list (with its return).
+
+        Only the lifted op's component is asked about: every other component's state, candidates and
+        pending read are as they were when an op of that component was last lifted, and passed then.
+        """
         nxt, is_call, op_of, reads, inputs = self.nxt, self.is_call, self.op_of, self.reads, self.inputs
         group = self.group
         skip = self.match[node]
-        candidates: list[list[Any] | None] = [[] for _ in range(self.parts)] if self.parts > 1 else [[]]
-        left = self.groups
+        mine = group[op_of[node]]
+        candidates: list[Any] = []
         k = nxt[0]
         tail = len(nxt) - 1
         while k != tail:
-            if k != node and k != skip:
-                i = op_of[k]
-                mine = candidates[group[i]]
-                if mine is not None:
-                    if is_call[k]:
-                        mine.append(inputs[i])
-                    elif reads[i]:
-                        if not self.feasible(state, inputs[i], self.outputs[i], mine):  # type: ignore[misc]
-                            return False
-                        left -= 1
-                        if not left:
-                            return True
-                        candidates[group[i]] = None
+            i = op_of[k]
+            if group[i] == mine and k != node and k != skip:
+                if is_call[k]:
+                    candidates.append(inputs[i])
+                elif reads[i]:
+                    return bool(self.feasible(state, inputs[i], self.outputs[i], candidates))  # type: ignore[misc]
             k = nxt[k]
         return True
 
