@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from system import admin
+from system.events import read_events
 from system.launcher import Cluster
 
 from .checks import (
@@ -15,7 +16,7 @@ from .checks import (
     assert_one_leader_per_epoch,
     dumps,
 )
-from .conftest import do_ops, node_call, run, shard, wait_for
+from .conftest import do_ops, run, shard, wait_for
 
 
 def puts(prefix: str, n: int) -> list[tuple[str, tuple]]:
@@ -134,20 +135,31 @@ def test_damaged_wal_is_detected_and_the_tablet_not_served(make_cluster: Callabl
     data[len(data) // 2] ^= 0xFF  # flipped bits in the middle
     Path(p1).write_bytes(bytes(data))
     c.launch(victim)
-    hello = wait_for(lambda: admin.call_sync(*c.node_addrs[victim], "hello", {}), what="victim up")
-    for t in ("0", "1"):
-        assert hello["tablets"][t]["status"] == "damaged"
-    assert "truncated record" in hello["tablets"]["0"]["damage"]
-    assert "checksum" in hello["tablets"]["1"]["damage"]
-    for method, params in (("fence", {"epoch": 99}), ("add_entries", {"epoch": 99, "leader": "x", "prev": None,
-                                                                          "entries": [], "commit": 0})):
-        try:
-            node_call(c, victim, method, {"tablet": 0, **params})
-            raise AssertionError(f"{method} was served by a damaged tablet")
-        except Exception as e:
-            assert "tablet_damaged" in str(e)
-    # the damaged files are left as they were, for forensics
-    assert os.path.getsize(p0) > 0
+    events = os.path.join(c.procs[victim].info["data"], "events.jsonl")
+
+    def damage() -> dict[int, str]:
+        return {e["tablet"]: e["reason"] for e in read_events(events) if e["event"] == "tablet_damaged"}
+
+    wait_for(lambda: len(damage()) == 2, what="both tablets found damaged")
+    assert "truncated record" in damage()[0]
+    assert "checksum" in damage()[1]
+    # A damaged replica never serves: the operator contracts it, it is tombstoned (its files kept in
+    # quarantine for forensics) and copied again from the leader.
+    for t in (0, 1):
+        wait_for(lambda t=t: (admin.call_sync(*c.node_addrs[victim], "hello", {})["tablets"][str(t)]["status"]
+                              in ("fenced", "follower") and victim in c.routing()["tablets"][str(t)]["ensemble"]
+                              and any(e["event"] == "copy_done" and e["tablet"] == t for e in read_events(events))),
+                 timeout=60, what=f"tablet {t} repaired by a copy")
+    quarantined = [os.path.join(d, "wal") for d, _, files in os.walk(os.path.join(c.procs[victim].info["data"],
+                                                                              "quarantine")) if "wal" in files]
+    assert quarantined and all(os.path.getsize(q) > 0 for q in quarantined)
+    evs = read_events(events)
+    since = max(i for i, e in enumerate(evs) if e["event"] == "node_started")
+    for t in (0, 1):
+        after = [e for e in evs[since:] if e.get("tablet") == t]
+        copied = next(i for i, e in enumerate(after) if e["event"] == "copy_done")
+        assert not [e for e in after[:copied] if e["event"] in ("following", "became_leader", "fenced")], \
+            f"damaged tablet {t} served before it was copied again"
     # the rest of the cluster still serves every acknowledged write
     assert [g.value for g in run(do_ops(c, gets("w", 40)))] == list(range(40))
     assert all(r.type == "ok" for r in run(do_ops(c, puts("after", 5))))
