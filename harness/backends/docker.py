@@ -191,8 +191,12 @@ class DockerBackend:
     async def teardown(self) -> None:
         """Remove every container, the network and the volumes of this run. Safe to call twice."""
         self._closing = True
-        if self._setup_task is not None and not self._setup_task.done():
-            await asyncio.wait([self._setup_task], timeout=180)
+        task = self._setup_task
+        if task is not None:
+            if not task.done():  # a cancelled setup's thread stops at its next step; wait for it
+                await asyncio.wait([task], timeout=180)
+            if task.done() and not task.cancelled():
+                task.exception()  # retrieved, so it is not reported again when the task is collected
         await asyncio.to_thread(self._teardown_sync)
 
     def _teardown_sync(self) -> None:

@@ -121,8 +121,16 @@ def down(directory: str, store: str | None, all_: bool) -> None:
     from system.launcher import stop_from_file
 
     if all_:
-        fail("`fencepost cluster down --all` (docker leftovers) is not available yet: it arrives with the docker"
-             " backend issue")
+        from harness.backends.docker_objects import engine_unavailable, reap
+
+        reason = engine_unavailable()
+        if reason is not None:
+            fail(f"--all: {reason}")
+        counts = reap()
+        click.echo(f"removed {counts['containers']} container(s), {counts['networks']} network(s) and "
+                   f"{counts['volumes']} volume(s) labelled fencepost.run")
+        if store is None:
+            return
     if store is not None:
         reap_store(Path(store))
         return
