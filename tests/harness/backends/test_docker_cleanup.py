@@ -17,7 +17,7 @@ REASON = objs.engine_unavailable()
 pytestmark = [pytest.mark.docker, pytest.mark.slow,
               pytest.mark.skipif(REASON is not None, reason=f"docker tests need a Docker engine: {REASON}")]
 FENCEPOST = [sys.executable, "-m", "harness.cli.main"]
-NOTHING = {"containers": [], "networks": [], "volumes": []}
+NOTHING: dict[str, list[str]] = {"containers": [], "networks": [], "volumes": []}
 
 
 def start_test(store: Path, time_limit: int) -> subprocess.Popen[bytes]:
