@@ -1,0 +1,63 @@
+"""The node image: tagged by the system's code hash, rebuilt only when it changes, runnable offline."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.backends import docker_objects as objs
+from harness.backends import image
+
+FENCEPOST = [sys.executable, "-m", "harness.cli.main"]
+
+
+def test_the_code_hash_follows_the_python_files_and_nothing_else(tmp_path: Path) -> None:
+    system = tmp_path / "system"
+    shutil.copytree(image.REPO_ROOT / "system", system, ignore=shutil.ignore_patterns("__pycache__"))
+    first = image.code_hash(system)
+    assert first == image.code_hash(system)
+    (system / "__pycache__").mkdir(exist_ok=True)
+    (system / "__pycache__" / "x.cpython-311.py").write_text("junk")
+    (system / "notes.txt").write_text("not code")
+    assert image.code_hash(system) == first
+    node = system / "node.py"
+    node.write_text(node.read_text() + "\n# changed\n")
+    assert image.code_hash(system) != first
+    assert image.node_tag(system).startswith("fencepost-node:")
+
+
+def test_the_offline_base_comes_from_the_mirror_apt_uses() -> None:
+    assert image.apt_mirror().startswith(("http://", "https://"))
+    assert image.base_tag().startswith("fencepost-base:bookworm-")
+
+
+DOCKER_REASON = objs.engine_unavailable()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.skipif(DOCKER_REASON is not None, reason=f"docker tests need a Docker engine: {DOCKER_REASON}")
+def test_image_build_is_cached_by_the_code_hash_and_runs_the_system() -> None:
+    first = subprocess.run([*FENCEPOST, "image", "build"], capture_output=True, text=True, timeout=1200)
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run([*FENCEPOST, "image", "build"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "is up to date" in again.stdout, again.stdout
+    tag = image.node_tag()
+    with objs.client() as c:
+        out = c.containers.run(tag, ["sh", "-c", "python3 -c 'import system.node, system.operator, system.master' "
+                                                 "&& iptables --version && ip -V"], remove=True)
+    assert b"iptables v" in out
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.skipif(DOCKER_REASON is not None, reason=f"docker tests need a Docker engine: {DOCKER_REASON}")
+def test_offline_build_uses_the_debootstrapped_base() -> None:
+    result = image.build_image(offline=True, force=True)
+    assert result.built and result.base == image.base_tag()
+    assert result.tag == image.node_tag()
