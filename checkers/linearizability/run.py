@@ -11,10 +11,12 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checkers.linearizability.checker import CheckResult, check_calls
-from checkers.linearizability.counterexample import Counterexample
+
+if TYPE_CHECKING:
+    from checkers.linearizability.counterexample import Counterexample
 
 
 @dataclass(slots=True)
@@ -229,8 +231,10 @@ def _worker(queue: int, out: int, paths: list[str], opts: FileOptions) -> None: 
 
 def _preload() -> None:
     """Import what :func:`check_file` needs, once, before forking."""
+    import checkers.linearizability.counterexample
     import checkers.models
     import harness.history.formats
     import harness.history.pairing
+    import harness.history.porcupine
 
     del checkers, harness

@@ -57,7 +57,7 @@ def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | 
     if html_dir is not None:
         os.makedirs(html_dir, exist_ok=True)
     opts = FileOptions(fmt=fmt, model=model, init=init, timeout=timeout, partition=not no_partition,
-                       all_violations=all_violations, explain=True)
+                       all_violations=all_violations, explain=as_json or explain or html_dir is not None)
     codes: list[int] = []
     for report in check_files(list(paths), opts, jobs):
         if report.valid is None:

@@ -6,30 +6,40 @@ Formats: ``jsonl`` (native, read/write), ``edn`` (Jepsen, read/write), ``parquet
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from harness.history.edn import read_edn, write_edn
 from harness.history.errors import HistoryError, Problem
-from harness.history.jsonl import read_jsonl, write_jsonl
 from harness.history.op import Op
-from harness.history.parquet import read_parquet, write_parquet
-from harness.history.porcupine import _KV_LINE, read_porcupine_etcd, read_porcupine_kv
 from harness.history.validate import Validator
 
 Reader = Callable[[str | Path], Iterator[tuple[int, Op | Problem]]]
 
+
+def _lazy(target: str) -> Any:
+    """``module:function``, imported on the first call (a check of etcd logs never loads Parquet)."""
+    module, attr = target.split(":")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), attr)(*args, **kwargs)
+
+    call.__name__ = attr
+    return call
+
+
 READERS: dict[str, Reader] = {
-    "jsonl": read_jsonl,
-    "edn": read_edn,
-    "parquet": read_parquet,
-    "porcupine-etcd": read_porcupine_etcd,
-    "porcupine-kv": read_porcupine_kv,
+    "jsonl": _lazy("harness.history.jsonl:read_jsonl"),
+    "edn": _lazy("harness.history.edn:read_edn"),
+    "parquet": _lazy("harness.history.parquet:read_parquet"),
+    "porcupine-etcd": _lazy("harness.history.porcupine:read_porcupine_etcd"),
+    "porcupine-kv": _lazy("harness.history.porcupine:read_porcupine_kv"),
 }
 WRITERS: dict[str, Callable[[Iterable[Op], str | Path], None]] = {
-    "jsonl": write_jsonl,
-    "edn": write_edn,
-    "parquet": write_parquet,
+    "jsonl": _lazy("harness.history.jsonl:write_jsonl"),
+    "edn": _lazy("harness.history.edn:write_edn"),
+    "parquet": _lazy("harness.history.parquet:write_parquet"),
 }
 FORMATS = ("auto", *READERS)
 MAX_PROBLEMS = 50
@@ -59,6 +69,8 @@ def detect_format(path: str | Path) -> str:
     if text.startswith("{\""):
         return "jsonl"
     first_line = text.split("\n", 1)[0]
+    from harness.history.porcupine import _KV_LINE
+
     if _KV_LINE.match(first_line.rstrip("\r") + "\n") or _KV_LINE.match(first_line):
         return "porcupine-kv"
     if text[:1] in ("[", "(", "{", ";"):
@@ -110,7 +122,11 @@ def _items(path: str | Path, fmt: str, allow_torn_tail: bool) -> Iterator[tuple[
     if reader is None:
         raise HistoryError([Problem(name, 0, f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")])
     try:
-        return read_jsonl(path, allow_torn_tail=True) if allow_torn_tail and fmt == "jsonl" else reader(path)
+        if allow_torn_tail and fmt == "jsonl":
+            from harness.history.jsonl import read_jsonl
+
+            return read_jsonl(path, allow_torn_tail=True)
+        return reader(path)
     except FileNotFoundError:
         raise HistoryError([Problem(name, 0, "no such file")]) from None
     except IsADirectoryError:

@@ -16,7 +16,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.history.edn import read_edn
 from harness.history.errors import Problem
 from harness.history.op import Op, OpType
 
@@ -179,5 +178,7 @@ def _kv_lines(name: str, lines: list[str]) -> Iterator[tuple[int, Op | Problem]]
     else:
         return
     # Rare path: re-read the whole file with edn-format, which reports exact problems.
+    from harness.history.edn import read_edn
+
     ops = list(read_edn(name))
     yield from ops[position:]
