@@ -5,8 +5,13 @@ Two suites, each timed as one cold ``fencepost check`` process (start-up include
 * the 108 non-empty Porcupine histories (Porcupine, Go: 0.68 s on the 2-core reference machine);
 * kv c10-ok + c10-bad with ``--no-partition`` (Porcupine, Go: 4.0 s).
 
-A peer measured in the same run: the unique-values register fast path against the general search on
-one generated history. Progress goes to stdout; the last line is one JSON object of medians.
+Peers measured in the same run, in this process:
+
+* model-guided pruning on and off, on kv c50-ok (search nodes and seconds; the suite's slowest file);
+* the unique-values register fast path against the general search on one generated history.
+
+Progress goes to stdout; the last line is one JSON object of medians, with the load average seen
+before and after each suite (other work on the machine slows every figure).
 """
 
 from __future__ import annotations
@@ -55,6 +60,26 @@ def _fast_vs_search(ops: int) -> tuple[float, float]:
     return times[0], times[1]
 
 
+def _guided_peer(path: Path) -> dict[str, tuple[int, float]]:
+    """Search nodes and seconds to check ``path`` (kv) with and without model guidance."""
+    from checkers.linearizability.checker import PartitionCheck
+    from checkers.models import make_model
+    from harness.history.formats import load_history
+    from harness.history.pairing import pair_calls
+
+    calls = pair_calls(load_history(path))
+    out = {}
+    for guided in (True, False):
+        start = time.perf_counter()
+        nodes = 0
+        for part in make_model("kv").partition(calls):
+            check = PartitionCheck(part, guided=guided)
+            assert check.advance() is True
+            nodes += check.verdict.nodes
+        out["guided" if guided else "unguided"] = (nodes, time.perf_counter() - start)
+    return out
+
+
 def main(runs: int, args: list[str]) -> None:
     """Run both suites ``runs`` times and print progress, then one JSON line of medians."""
     data = _data_dir(args)
@@ -67,6 +92,7 @@ def main(runs: int, args: list[str]) -> None:
     }
     figures: dict[str, object] = {"runs": runs, "files": len(files)}
     for name, argv in suites.items():
+        figures[f"{name}_loadavg_before"] = round(os.getloadavg()[0], 2)
         samples = []
         for k in range(runs):
             seconds, code = _time_cli(["check", *argv])
@@ -79,6 +105,20 @@ def main(runs: int, args: list[str]) -> None:
         figures[f"{name}_s"] = round(med, 3)
         figures[f"{name}_porcupine_go_s"] = PORCUPINE_GO[name]
         figures[f"{name}_vs_porcupine"] = round(med / PORCUPINE_GO[name], 3)
+        figures[f"{name}_loadavg_after"] = round(os.getloadavg()[0], 2)
+    peer: dict[str, list[tuple[int, float]]] = {"guided": [], "unguided": []}
+    for k in range(runs):
+        for mode, figure in _guided_peer(data / "kv" / "c50-ok.txt").items():
+            peer[mode].append(figure)
+        print(f"c50-ok guided vs unguided: run {k + 1}/{runs}: {peer['guided'][-1][1]:.3f}s "
+              f"({peer['guided'][-1][0]} nodes) vs {peer['unguided'][-1][1]:.3f}s ({peer['unguided'][-1][0]} nodes)",
+              flush=True)
+    medians = {}
+    for mode, runs_of_mode in peer.items():
+        figures[f"c50_ok_{mode}_nodes"] = runs_of_mode[0][0]
+        medians[mode] = statistics.median(seconds for _, seconds in runs_of_mode)
+        figures[f"c50_ok_{mode}_s"] = round(medians[mode], 3)
+    figures["guided_speedup"] = round(medians["unguided"] / max(medians["guided"], 1e-9), 2)
     fast, slow = [], []
     for k in range(runs):
         f, s = _fast_vs_search(20_000)

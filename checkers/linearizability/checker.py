@@ -11,12 +11,14 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from checkers.linearizability.counterexample import Counterexample, build_counterexample
 from checkers.linearizability.search import Search
 from checkers.models.base import INFINITY, UNKNOWN, Entry, ModelBase, Partition
 from harness.history.op import Call
+
+if TYPE_CHECKING:
+    from checkers.linearizability.counterexample import Counterexample
 
 PARALLEL_MIN_OPS = 20_000
 """Below this many calls, forking workers costs more than it saves."""
@@ -74,14 +76,16 @@ class CheckResult:
 
 def encode(calls: Sequence[Call], model: ModelBase) -> list[Entry]:
     """The model's entries for ``calls``, ordered by invocation; fail calls the model drops are gone."""
-    entries = []
+    entries: list[Entry] = []
+    append = entries.append
+    model_encode = model.encode
     for c in calls:
-        enc = model.encode(c)
+        enc = model_encode(c)
         if enc is None:
             continue
         inp, out = enc
-        ret = INFINITY if out is UNKNOWN or c.complete is None else c.complete.index
-        entries.append(Entry(c, inp, out, c.invoke.index, ret))
+        complete = c.complete
+        append(Entry(c, inp, out, c.invoke.index, INFINITY if out is UNKNOWN or complete is None else complete.index))
     return entries
 
 
@@ -92,7 +96,8 @@ class PartitionCheck:
         verdict: the partition's verdict so far (``valid`` is None while undecided).
     """
 
-    def __init__(self, part: Partition, *, fast: bool = True) -> None:
+    def __init__(self, part: Partition, *, fast: bool = True, guided: bool = True) -> None:
+        self.guided = guided
         self.model: ModelBase = part.model  # type: ignore[assignment]
         entries = encode(part.calls, self.model)
         self.init = self.model.init()  # type: ignore[attr-defined]
@@ -107,7 +112,7 @@ class PartitionCheck:
             if quick is not None:
                 self.verdict.valid, self.verdict.method = quick, "fast-path"
                 return
-        self.search = Search(self.entries, self.model, self.init)
+        self.search = Search(self.entries, self.model, self.init, guided=guided)
 
     @property
     def valid(self) -> bool | str | None:
@@ -126,9 +131,11 @@ class PartitionCheck:
         if self.verdict.valid is not False:
             return
         if self.search is None:
-            self.search = Search(self.entries, self.model, self.init)
+            self.search = Search(self.entries, self.model, self.init, guided=self.guided)
         if self.search.valid is None:
             self.search.run(EXPLAIN_NODES, deadline)
+        from checkers.linearizability.counterexample import build_counterexample
+
         self.verdict.counterexample = build_counterexample(
             self.verdict.label, self.entries, self.model, self.init, self.search.best)
 
@@ -138,16 +145,17 @@ EXPLAIN_NODES = 2_000_000
 
 
 def check_partition(part: Partition, *, deadline: float | None = None, fast: bool = True,
-                    explain: bool = True) -> PartitionVerdict:
+                    explain: bool = True, guided: bool = True) -> PartitionVerdict:
     """Check one partition to the end (or the deadline); explain a failure.
 
     Args:
         part: the calls and the model for them.
         deadline: :func:`time.monotonic` instant after which the verdict is unknown.
         fast: try the model's polynomial fast path first.
+        guided: let the model prune dead configurations (:meth:`ModelBase.feasible`).
         explain: build a counterexample for an invalid verdict.
     """
-    pc = PartitionCheck(part, fast=fast)
+    pc = PartitionCheck(part, fast=fast, guided=guided)
     if pc.advance(None, deadline) is None:
         pc.verdict.valid = "unknown"
     if explain:
@@ -175,7 +183,7 @@ def _check_index(i: int) -> PartitionVerdict:
 
 def check_calls(calls: Sequence[Call], model: ModelBase, *, partition: bool = True,
                 timeout: float | None = None, all_violations: bool = False, fast: bool = True,
-                explain: bool = True, workers: int | None = None) -> CheckResult:
+                explain: bool = True, workers: int | None = None, guided: bool = True) -> CheckResult:
     """Check a history's calls against ``model``.
 
     Args:
@@ -185,6 +193,7 @@ def check_calls(calls: Sequence[Call], model: ModelBase, *, partition: bool = Tr
         timeout: seconds before the verdict becomes unknown.
         all_violations: keep checking after the first invalid partition.
         fast: allow polynomial fast paths.
+        guided: let the model prune dead configurations (False only to measure what that buys).
         explain: build counterexamples.
         workers: processes to use; None picks by the amount of work.
     """
@@ -193,13 +202,14 @@ def check_calls(calls: Sequence[Call], model: ModelBase, *, partition: bool = Tr
     calls = list(calls)
     parts = model.partition(calls) if partition else [Partition(None, model, calls)]  # type: ignore[arg-type]
     result = CheckResult(True, model.name, len(calls), partitions=len(parts))
-    options: dict[str, Any] = {"deadline": deadline, "fast": fast, "explain": explain}
+    options: dict[str, Any] = {"deadline": deadline, "fast": fast, "explain": explain, "guided": guided}
     if workers is None:
         workers = min(len(parts), os.cpu_count() or 1) if len(calls) >= PARALLEL_MIN_OPS else 1
     if workers > 1 and len(parts) > 1:
         verdicts = _parallel(parts, options, workers, all_violations)
     else:
-        verdicts = _race(parts, deadline=deadline, fast=fast, explain=explain, all_violations=all_violations)
+        verdicts = _race(parts, deadline=deadline, fast=fast, explain=explain, all_violations=all_violations,
+                         guided=guided)
     result.checked = len(verdicts)
     result.valid = merge([v.valid if v.valid is not None else "unknown" for v in verdicts])
     result.invalid_keys = [v.label for v in verdicts if v.valid is False]
@@ -214,7 +224,7 @@ FIRST_BUDGET = 2048
 
 
 def _race(parts: list[Partition], *, deadline: float | None, fast: bool, explain: bool,
-          all_violations: bool) -> list[PartitionVerdict]:
+          all_violations: bool, guided: bool = True) -> list[PartitionVerdict]:
     """Check partitions in one process, racing them for the first violation.
 
     Fast-path and trivial verdicts come first. The undecided partitions then take turns with a step
@@ -222,7 +232,7 @@ def _race(parts: list[Partition], *, deadline: float | None, fast: bool, explain
     first (Porcupine races goroutines to the same end). The total work is at most about twice that
     of checking every partition in full.
     """
-    checks = [PartitionCheck(p, fast=fast) for p in parts]
+    checks = [PartitionCheck(p, fast=fast, guided=guided) for p in parts]
     stop = not all_violations and any(c.valid is False for c in checks)
     budget = FIRST_BUDGET
     active = [c for c in checks if c.valid is None]

@@ -53,7 +53,7 @@ class Search:
         best: entry indices of the longest linearizable prefix seen, in linearization order.
     """
 
-    def __init__(self, entries: list[Entry], model: ModelBase, init: Any) -> None:
+    def __init__(self, entries: list[Entry], model: ModelBase, init: Any, *, guided: bool = True) -> None:
         self.step = model.step  # type: ignore[attr-defined]
         self.lazy = bool(getattr(model, "lazy_unknown", False))
         n = len(entries)
@@ -84,7 +84,7 @@ class Search:
         self.outputs = [e.output for e in entries]
         self.reads = [bool(model.read_only(e.input)) and e.output is not UNKNOWN for e in entries]
         self.overwrites = [self.lazy and bool(model.overwrites(e.input)) for e in entries]
-        self.feasible = model.feasible if getattr(model, "guided", False) else None
+        self.feasible = model.feasible if guided and getattr(model, "guided", False) else None
         self.group: list[int] = []
         if self.feasible is not None:
             # Independent components of the state (keys of an unpartitioned keyed model) are asked

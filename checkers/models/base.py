@@ -41,6 +41,9 @@ class ModelError(ValueError):
 
 def freeze(value: Any) -> Any:
     """A hashable copy of a JSON-like value: lists become tuples, dicts sorted item tuples."""
+    t = type(value)
+    if t is int or t is str or value is None or t is float or t is bool:
+        return value  # the common case, first
     if isinstance(value, list | tuple):
         return tuple(freeze(v) for v in value)
     if isinstance(value, dict):

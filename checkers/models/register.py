@@ -39,22 +39,23 @@ class Register(ModelBase):
     def encode(self, call: Call) -> tuple[Any, Any] | None:
         """``(f, argument)`` and the output; fail calls are dropped."""
         f = call.f
-        if f == CAS:
+        if f == READ:
+            arg = None
+        elif f == WRITE:
+            arg = freeze(call.input)
+        elif f == CAS:
             if not self.allow_cas:
                 raise ModelError(f"call {call.id}: the register model has no cas; use --model cas-register")
             arg = freeze(call.input)
             if not (isinstance(arg, tuple) and len(arg) == 2):
                 raise ModelError(f"call {call.id}: cas needs [old, new], got {call.input!r}")
-        elif f == READ:
-            arg = None
-        elif f == WRITE:
-            arg = freeze(call.input)
         else:
             raise ModelError(f"call {call.id}: {self.name} has no function {f!r} (read, write"
                              + (", cas)" if self.allow_cas else ")"))
-        if call.outcome is OpType.FAIL:
+        outcome = call.outcome
+        if outcome is OpType.FAIL:
             return None
-        out = UNKNOWN if call.outcome is OpType.INFO else (freeze(call.output) if f == READ else True)
+        out = UNKNOWN if outcome is OpType.INFO else (freeze(call.output) if f == READ else True)
         return (f, arg), out
 
     def step(self, state: Any, input: Any, output: Any) -> tuple[bool, Any]:

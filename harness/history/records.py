@@ -55,11 +55,12 @@ def op_from_record(record: Mapping[str, Any], position: int) -> Op:
     """
     # Fast path for well-formed records (the vast majority): exact type checks, no messages.
     if type(record) is dict:
-        op_type = _TYPES.get(record.get("type"))  # type: ignore[arg-type]
-        index = record.get("index", position)
-        time = record.get("time", position)
-        process = record.get("process")
-        f = record.get("f")
+        get = record.get
+        op_type = _TYPES.get(get("type"))  # type: ignore[arg-type]
+        index = get("index", position)
+        time = get("time", position)
+        process = get("process")
+        f = get("f")
         if (
             op_type is not None
             and type(index) is int
@@ -70,9 +71,10 @@ def op_from_record(record: Mapping[str, Any], position: int) -> Op:
             and type(f) is str
             and f
         ):
-            extra_keys = record.keys() - _CORE_SET
-            return Op(index, time, process, op_type, f, record.get("key"), record.get("value"),
-                      record.get("error"), {k: record[k] for k in extra_keys} if extra_keys else {})
+            if _CORE_SET.issuperset(record):  # no extra fields (no set built)
+                return Op(index, time, process, op_type, f, get("key"), get("value"), get("error"), {})
+            return Op(index, time, process, op_type, f, get("key"), get("value"), get("error"),
+                      {k: record[k] for k in record.keys() - _CORE_SET})
     return _op_from_record_checked(record, position)
 
 

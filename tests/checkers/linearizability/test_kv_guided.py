@@ -4,7 +4,6 @@ with and without it, partitioned and as one keyed partition; and the piece-spell
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,13 +13,7 @@ from checkers.models import make_model
 from checkers.models.base import Partition
 from checkers.models.kv import KvString, spells
 from harness.history.op import Op, OpType
-from tests.checkers.linearizability.histories import calls_of, kv_oracle, kv_ops
-
-
-def kv(guided: bool) -> Any:
-    model = make_model("kv")
-    model.guided = model.inner.guided = guided
-    return model
+from tests.checkers.linearizability.histories import calls_of, kv_ops, kv_oracle
 
 
 def corrupt_get(ops: list[Op], pick: int, value: str) -> list[Op]:
@@ -40,8 +33,8 @@ def corrupt_get(ops: list[Op], pick: int, value: str) -> list[Op]:
 def test_guided_agrees_with_brute_force(ops: list[Op], pick: int, value: str, corrupt: bool) -> None:
     calls = calls_of(corrupt_get(ops, pick, value) if corrupt else ops)
     want = kv_oracle(calls)
-    assert check_calls(calls, kv(True)).valid is want
-    assert check_calls(calls, kv(False)).valid is want
+    assert check_calls(calls, make_model("kv")).valid is want
+    assert check_calls(calls, make_model("kv"), guided=False).valid is want
     if not corrupt:
         assert want is True
 
@@ -52,8 +45,8 @@ def test_guided_agrees_with_brute_force(ops: list[Op], pick: int, value: str, co
 def test_guided_unpartitioned_agrees_with_brute_force(ops: list[Op], pick: int, value: str, corrupt: bool) -> None:
     calls = calls_of(corrupt_get(ops, pick, value) if corrupt else ops)
     want = kv_oracle(calls)
-    assert check_calls(calls, kv(True), partition=False).valid is want
-    assert check_calls(calls, kv(True)).valid is want
+    assert check_calls(calls, make_model("kv"), partition=False).valid is want
+    assert check_calls(calls, make_model("kv")).valid is want
 
 
 @settings(max_examples=200, deadline=None)
@@ -61,7 +54,8 @@ def test_guided_unpartitioned_agrees_with_brute_force(ops: list[Op], pick: int, 
 def test_guided_accepts_real_executions_and_searches_less(ops: list[Op]) -> None:
     nodes = []
     for guided in (True, False):
-        check = PartitionCheck(Partition(None, kv(guided).inner, calls_of(ops)))
+        part = Partition(None, make_model("kv").inner, calls_of(ops))  # type: ignore[arg-type]
+        check = PartitionCheck(part, guided=guided)
         assert check.advance() is True
         nodes.append(check.verdict.nodes)
     assert nodes[0] <= nodes[1]
