@@ -115,7 +115,8 @@ def status(directory: str, as_json: bool) -> None:
 @cluster.command()
 @click.option("--dir", "directory", default=".fencepost-cluster", show_default=True)
 @click.option("--store", default=None, help="reap what killed runs under this store left behind")
-@click.option("--all", "all_", is_flag=True, help="also remove docker leftovers labelled fencepost.run")
+@click.option("--all", "all_", is_flag=True,
+              help="also remove docker leftovers labelled fencepost.run (with --store: only that store's runs)")
 def down(directory: str, store: str | None, all_: bool) -> None:
     """Stop a cluster, or reap processes, iptables rules and mounts that killed runs left."""
     from system.launcher import stop_from_file
@@ -126,7 +127,15 @@ def down(directory: str, store: str | None, all_: bool) -> None:
         reason = engine_unavailable()
         if reason is not None:
             fail(f"--all: {reason}")
-        counts = reap()
+        if store is None:  # every run's leftovers
+            runs: list[str | None] = [None]
+        else:  # only the docker runs recorded under the store, so runs elsewhere are left alone
+            runs = sorted({json.loads(p.read_text()).get("docker_run") for p in Path(store).rglob("cleanup.json")}
+                          - {None})
+        counts = {"containers": 0, "networks": 0, "volumes": 0}
+        for run_id in runs:
+            for kind, n in reap(run_id).items():
+                counts[kind] += n
         click.echo(f"removed {counts['containers']} container(s), {counts['networks']} network(s) and "
                    f"{counts['volumes']} volume(s) labelled fencepost.run")
         if store is None:

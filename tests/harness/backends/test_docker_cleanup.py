@@ -36,9 +36,10 @@ def run_id_of(store: Path, timeout: float = 120) -> str:
     raise AssertionError("the run never wrote cleanup.json")
 
 
-def wait_for_fault(store: Path, timeout: float = 150) -> None:
+def wait_for_fault(store: Path, proc: subprocess.Popen[bytes], timeout: float = 150) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        assert proc.poll() is None, f"the harness exited ({proc.returncode}) before applying a fault"
         for history in store.glob("*/*/history.jsonl"):
             if '"type":"info","f":"start-' in history.read_text():
                 return
@@ -62,7 +63,7 @@ def test_ctrl_c_removes_everything(tmp_path: Path) -> None:
     with start_test(tmp_path, 60) as proc:
         try:
             run_id = run_id_of(tmp_path)
-            wait_for_fault(tmp_path)
+            wait_for_fault(tmp_path, proc)
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=120) == 3
         finally:
@@ -77,7 +78,7 @@ def test_sigkilled_harness_is_reaped_by_cluster_down_all(tmp_path: Path) -> None
     with start_test(tmp_path, 60) as proc:
         try:
             run_id = run_id_of(tmp_path)
-            wait_for_fault(tmp_path)
+            wait_for_fault(tmp_path, proc)
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
         finally:
@@ -85,9 +86,11 @@ def test_sigkilled_harness_is_reaped_by_cluster_down_all(tmp_path: Path) -> None
     try:
         left = objs.leftovers(run_id)
         assert left["containers"] and left["networks"] and left["volumes"], "the killed harness should leave its run"
-        down = subprocess.run([*FENCEPOST, "cluster", "down", "--all"], capture_output=True, text=True, timeout=120)
+        # --store scopes --all to this test's runs: other sessions' docker runs on this engine live on
+        down = subprocess.run([*FENCEPOST, "cluster", "down", "--all", "--store", str(tmp_path)], capture_output=True,
+                              text=True, timeout=120)
         assert down.returncode == 0, down.stderr
-        assert "removed" in down.stdout
+        assert "removed 5 container(s), 1 network(s)" in down.stdout, down.stdout
         assert objs.leftovers(run_id) == NOTHING
     finally:
         objs.reap(run_id)
