@@ -1,0 +1,32 @@
+"""Histories in any format -> Parquet, streaming, so Spark can read them (step 1 of the Spark engine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from checkers.spark.writer import FastParquetWriter
+
+
+def to_parquet(path: str | Path, out: str | Path, fmt: str = "auto") -> str:
+    """Convert the history at ``path`` (JSONL, EDN, Porcupine...) to a Parquet file at ``out``.
+
+    The ops are validated as the local engine validates them and written in row groups, never held
+    in memory all at once.
+
+    Returns:
+        ``out``, as a string.
+
+    Raises:
+        HistoryError: the history has problems (the partial file is removed).
+    """
+    from harness.history.errors import HistoryError
+    from harness.history.formats import iter_history
+
+    try:
+        with FastParquetWriter(out) as writer:
+            for _, op in iter_history(path, fmt):
+                writer.write(op)
+    except HistoryError:
+        Path(out).unlink(missing_ok=True)
+        raise
+    return str(out)

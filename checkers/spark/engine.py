@@ -1,0 +1,247 @@
+"""The Spark engine's driver: read a Parquet history, shuffle it by key, check keys in the executors.
+
+Steps: (1) one aggregate pass for the history's end time, call count and functions (to pick the
+model); (2) ``repartition(key)`` + ``sortWithinPartitions(key, index)`` and ``mapInArrow`` with
+:mod:`checkers.spark.task`, which pairs and checks each key as the local engine does; (3) collect the
+verdict rows, order them by each key's first op, and give counterexamples the history-wide call ids.
+
+The result is the local engine's :class:`CheckResult`, field for field. Every key is checked (the
+local engine's ``--all-violations``): with thousands of executors there is no first violation to stop
+at. A completion is checked with its process's last invocation; when some completions carry no key
+(or another key than their invocation), a window over each process gives them their invocation's key.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from checkers.linearizability.checker import CheckResult, PartitionVerdict, merge
+
+if TYPE_CHECKING:
+    from checkers.linearizability.run import FileOptions, FileReport
+
+COLUMNS = ("index", "time", "process", "type", "f", "key", "value", "error", "extra")
+ROWS_PER_PARTITION = 1_000_000
+"""Shuffle partitions hold about this many rows (and at least four per core)."""
+NULL_KEY = "\x00null"
+
+_SESSION: Any = None
+
+
+def get_session(master: str | None = None, *, app: str = "fencepost") -> Any:
+    """The SparkSession the engine uses, started once per process.
+
+    The master is, in order: ``master``; ``SPARK_REMOTE`` (Spark Connect, ``sc://host:15002``);
+    ``spark.master`` from ``spark-defaults.conf`` or ``spark-submit``; else ``local[*]``. Executors run
+    ``PYSPARK_PYTHON``, which defaults to this interpreter (Fencepost must be installed there).
+    """
+    global _SESSION
+    if _SESSION is not None:
+        return _SESSION
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app)
+    if master is not None:
+        builder = builder.master(master)
+    elif os.environ.get("SPARK_REMOTE"):
+        builder = builder.remote(os.environ["SPARK_REMOTE"])
+    else:
+        from pyspark import SparkConf
+
+        if not SparkConf().contains("spark.master"):
+            builder = builder.master("local[*]")
+    builder = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.sql.adaptive.enabled", "false")
+               .config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"]))
+    _SESSION = builder.getOrCreate()
+    if hasattr(_SESSION, "sparkContext") and master is not None and not master.startswith("sc://"):
+        _SESSION.sparkContext.setLogLevel("ERROR")
+    return _SESSION
+
+
+def stop_session() -> None:
+    """Stop the engine's SparkSession, if one was started."""
+    global _SESSION
+    if _SESSION is not None:
+        _SESSION.stop()
+        _SESSION = None
+
+
+def read_history(spark: Any, path: str) -> Any:
+    """The Parquet history as a DataFrame with all nine columns (absent JSON columns are null)."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.parquet(path)
+    missing = [c for c in ("index", "time", "process", "type", "f") if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: Parquet history lacks column(s) {', '.join(missing)}")
+    return df.select(*[F.col(c) if c in df.columns else F.lit(None).cast("string").alias(c) for c in COLUMNS])
+
+
+def check_parquet_spark(path: str, model_name: str | None = None, init: Any = None, *, spark: Any = None,
+                        spark_master: str | None = None, timeout: float | None = None, explain: bool = True,
+                        fmt: str = "parquet") -> CheckResult:
+    """Check a Parquet history on Spark, key by key.
+
+    Args:
+        path: the Parquet file (or folder); executors must be able to read it too.
+        model_name: a model name; None picks one as ``fencepost check`` does (:func:`choose_model`).
+        init: the model's initial value.
+        spark: a SparkSession; None uses :func:`get_session` with ``spark_master``.
+        spark_master: the master URL when ``spark`` is None.
+        timeout: seconds before undecided keys become unknown.
+        explain: attach counterexamples to the failures.
+        fmt: the format the history came in (for the model choice).
+
+    Returns:
+        The local engine's result: every key checked, invalid keys in order of their first op.
+    """
+    from pyspark.sql import functions as F
+
+    from checkers.models import choose_model, make_model
+    from checkers.spark import task
+
+    start = time.monotonic()
+    spark = spark or get_session(spark_master)
+    df = read_history(spark, path)
+    is_client = F.col("process") != "nemesis"
+    is_call = (F.col("type") == "invoke") & is_client
+    facts = df.agg(
+        F.max("time").alias("end"),
+        F.sum(F.when(is_call, 1).otherwise(0)).alias("calls"),
+        F.collect_set(F.when(is_call, F.col("f"))).alias("fs"),
+        F.sum(F.when((F.col("type") != "invoke") & is_client & F.col("key").isNull(), 1).otherwise(0))
+        .alias("keyless"),
+        F.count(F.lit(1)).alias("rows"),
+    ).collect()[0]
+    end, n_calls, rows = int(facts["end"] or 0), int(facts["calls"] or 0), int(facts["rows"])
+    name = model_name or choose_model(fmt, facts["fs"])
+    make_model(name, init)  # an unknown name fails here, in the driver
+    deadline = None if timeout is None else time.time() + timeout
+    checker = task.make_checker(name, init, end, deadline, explain)
+    n_parts = max(4 * spark.sparkContext.defaultParallelism if hasattr(spark, "sparkContext") else 8,
+                  -(-rows // ROWS_PER_PARTITION))
+    ops = df.filter(is_client)
+    verdicts = _run(ops, checker, n_parts, by_invocation=bool(facts["keyless"]))
+    if not facts["keyless"] and int(verdicts["strays"].sum()):
+        verdicts = _run(ops, checker, n_parts, by_invocation=True)
+    verdicts = verdicts.sort_values("first_index", kind="stable")
+    result = CheckResult(True, name, n_calls, partitions=len(verdicts), checked=len(verdicts))
+    failures = _failures(verdicts)
+    if explain and failures:
+        _global_call_ids(df.filter(is_call).select("index"), failures)
+    from checkers.spark.task import _Decoder
+
+    decode = _Decoder()
+    states = {"true": True, "false": False}
+    result.valid = merge([states.get(v, "unknown") for v in verdicts["valid"].unique()]) if len(verdicts) else True
+    result.invalid_keys = [f.label for f in failures]
+    result.unknown_keys = [decode(k) for k in verdicts.loc[verdicts["valid"] == "unknown", "key"]]
+    result.failures = failures
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def _run(ops: Any, checker: Any, n_parts: int, *, by_invocation: bool) -> Any:
+    """Shuffle by key, check in the executors, and collect the verdict rows as pandas."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from checkers.spark.task import spark_ddl
+
+    if by_invocation:
+        w = Window.partitionBy("process").orderBy("index").rowsBetween(Window.unboundedPreceding, 0)
+        invoked = F.when(F.col("type") == "invoke", F.coalesce(F.col("key"), F.lit(NULL_KEY)))
+        owner = F.last(invoked, ignorenulls=True).over(w)
+        key = F.when(owner == NULL_KEY, F.lit(None).cast("string")).otherwise(owner)
+        ops = ops.withColumn("key", key).select(*COLUMNS)
+    shuffled = ops.repartition(n_parts, "key").sortWithinPartitions("key", "index")
+    return shuffled.mapInArrow(checker, spark_ddl()).toPandas()
+
+
+def _failures(verdicts: Any) -> list[PartitionVerdict]:
+    """The invalid keys' verdicts, counterexamples unpickled, in order of their first op."""
+    from checkers.spark.task import _Decoder
+
+    decode = _Decoder()
+    out = []
+    for row in verdicts[verdicts["valid"] == "false"].itertuples(index=False):
+        cex = None if row.cex is None else pickle.loads(row.cex)
+        out.append(PartitionVerdict(decode(row.key), False, int(row.ops), int(row.pruned), row.method,
+                                    int(row.nodes), cex))
+    return out
+
+
+def _global_call_ids(invokes: Any, failures: list[PartitionVerdict]) -> None:
+    """Renumber counterexample ops by their call's position in the whole history, as the local engine does.
+
+    Each op's call id becomes the number of client invocations before it, counted in the executors.
+    """
+    import numpy as np
+
+    marks = sorted({v.call_line for f in failures if f.counterexample for v in f.counterexample.ops})
+    if not marks:
+        return
+    bounds = np.array(marks, dtype=np.int64)
+
+    def histogram(batches: Any) -> Any:
+        import numpy as np
+        import pyarrow as pa
+
+        counts = np.zeros(len(bounds) + 1, dtype=np.int64)
+        for b in batches:
+            idx = b.column(0).to_numpy(zero_copy_only=False)
+            counts += np.bincount(np.searchsorted(bounds, idx, side="right"), minlength=len(bounds) + 1)
+        yield pa.RecordBatch.from_pydict({"bin": list(range(len(counts))), "n": counts.tolist()})
+
+    counts = np.zeros(len(bounds) + 1, dtype=np.int64)
+    for r in invokes.mapInArrow(histogram, "bin long, n long").collect():
+        counts[r[0]] += r[1]
+    before = dict(zip(marks, np.cumsum(counts)[: len(marks)].tolist(), strict=True))
+    for f in failures:
+        if f.counterexample:
+            for v in f.counterexample.ops:
+                v.call_id = before[v.call_line]
+
+
+def check_file_spark(path: str, opts: FileOptions, *, spark_master: str | None = None,
+                     spark: Any = None) -> FileReport:
+    """Check one history file on Spark, reported as :func:`checkers.linearizability.run.check_file` does.
+
+    JSONL and EDN histories are converted to Parquet first (streaming, beside a temporary folder);
+    the summary gains ``engine: "spark"`` and ``spark_master``. Problems become ``errors``.
+    """
+    import tempfile
+
+    from checkers.linearizability.run import FileReport, summarise
+    from checkers.models import ModelError
+    from checkers.spark.convert import to_parquet
+    from harness.history.errors import HistoryError
+    from harness.history.formats import detect_format
+
+    start = time.monotonic()
+    try:
+        fmt = detect_format(path) if opts.fmt == "auto" else opts.fmt
+        with tempfile.TemporaryDirectory(prefix="fencepost-spark-") as tmp:
+            parquet = path if fmt == "parquet" else to_parquet(path, os.path.join(tmp, "history.parquet"), fmt)
+            result = check_parquet_spark(parquet, opts.model, opts.init, spark=spark, spark_master=spark_master,
+                                         timeout=opts.timeout, explain=opts.explain, fmt=fmt)
+    except HistoryError as e:
+        return FileReport(path, None, {"path": path, "valid": None, "engine": "spark",
+                                       "error": str(e.problems[0])}, errors=[str(p) for p in e.problems])
+    except (ModelError, ValueError) as e:
+        return FileReport(path, None, {"path": path, "valid": None, "engine": "spark", "error": f"{path}: {e}"},
+                          errors=[f"{path}: {e}"])
+    summary = summarise(path, fmt, result, time.monotonic() - start)
+    session = spark or _SESSION
+    summary["engine"] = "spark"
+    summary["spark_master"] = session.conf.get("spark.master", None) if session is not None else spark_master
+    return FileReport(path, result.valid, summary,
+                      [f.counterexample for f in result.failures if f.counterexample is not None])
