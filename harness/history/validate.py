@@ -17,6 +17,9 @@ from collections.abc import Iterable
 from harness.history.errors import Problem
 from harness.history.op import NEMESIS, Op, OpType
 
+_INVOKE = OpType.INVOKE
+_INFO = OpType.INFO
+
 
 class Validator:
     """Validate ops one at a time, so a history is checked while it is read.
@@ -35,6 +38,26 @@ class Validator:
 
     def feed(self, line: int, op: Op) -> list[Problem]:
         """Check one op read at ``line``; return a problem for each rule it breaks (usually none)."""
+        # The well-formed case in one pass; anything else is decided by _check, before any change.
+        index, time, proc = op.index, op.time, op.process
+        if index > self._last_index and time >= self._last_time and type(proc) is int:
+            if op.type is _INVOKE:
+                if proc not in self._open and proc not in self._crashed:
+                    self._last_index, self._last_index_line, self._last_time = index, line, time
+                    self._open[proc] = (line, op.f)
+                    return []
+            else:
+                opened = self._open.get(proc)
+                if opened is not None and opened[1] == op.f:
+                    self._last_index, self._last_index_line, self._last_time = index, line, time
+                    del self._open[proc]
+                    if op.type is _INFO:
+                        self._crashed[proc] = line
+                    return []
+        return self._check(line, op)
+
+    def _check(self, line: int, op: Op) -> list[Problem]:
+        """Every rule, with a message for each one broken."""
         found: list[Problem] = []
         p = self.path
         index = op.index
