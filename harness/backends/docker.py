@@ -23,6 +23,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,9 +121,11 @@ class DockerBackend:
                 "--port", str(PORT), "--data", "/meta/operators", "--stall-timeout", "3.0", *bug_args],
                 {meta: "/meta"}, "operator")
         self._write_description()
-        for name in ["master", *nodes, *[n for n in self.specs if n.startswith("op")]]:
-            self._check_open()
-            self._create(name)
+        self._check_open()
+        # All at once: nodes retry joining the master, and operators retry nodes, until they answer.
+        with ThreadPoolExecutor(len(self.specs)) as pool:
+            for future in [pool.submit(self._create, name) for name in self.specs]:
+                future.result()
 
     def _volume_for(self, name: str) -> str:
         return f"fp-{self.run_id}-{name}-data-{self._generation.get(name, 0)}"
