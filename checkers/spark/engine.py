@@ -1,14 +1,16 @@
 """The Spark engine's driver: read a Parquet history, shuffle it by key, check keys in the executors.
 
-Steps: (1) one aggregate pass for the history's end time, call count and functions (to pick the
-model); (2) ``repartition(key)`` + ``sortWithinPartitions(key, index)`` and ``mapInArrow`` with
+Steps: (1) without ``model_name``, one pass over the client invocations' ``f`` to pick the model;
+(2) ``repartition(key)`` + ``sortWithinPartitions(key, index)`` and ``mapInArrow`` with
 :mod:`checkers.spark.task`, which pairs and checks each key as the local engine does; (3) collect the
-verdict rows, order them by each key's first op, and give counterexamples the history-wide call ids.
+verdict rows, order them by each key's first op, and, for counterexamples, one pass over the
+invocations' indices to give their ops the history-wide call ids the local engine shows.
 
 The result is the local engine's :class:`CheckResult`, field for field. Every key is checked (the
 local engine's ``--all-violations``): with thousands of executors there is no first violation to stop
-at. A completion is checked with its process's last invocation; when some completions carry no key
-(or another key than their invocation), a window over each process gives them their invocation's key.
+at. A completion belongs to its process's last invocation: when a key's completion finds no open
+invocation there (it carries no key, or another key), the check runs again with a window over each
+process giving every completion its invocation's key.
 """
 
 from __future__ import annotations
@@ -111,29 +113,19 @@ def check_parquet_spark(path: str, model_name: str | None = None, init: Any = No
     start = time.monotonic()
     spark = spark or get_session(spark_master)
     df = read_history(spark, path)
-    is_client = F.col("process") != "nemesis"
-    is_call = (F.col("type") == "invoke") & is_client
-    facts = df.agg(
-        F.max("time").alias("end"),
-        F.sum(F.when(is_call, 1).otherwise(0)).alias("calls"),
-        F.collect_set(F.when(is_call, F.col("f"))).alias("fs"),
-        F.sum(F.when((F.col("type") != "invoke") & is_client & F.col("key").isNull(), 1).otherwise(0))
-        .alias("keyless"),
-        F.count(F.lit(1)).alias("rows"),
-    ).collect()[0]
-    end, n_calls, rows = int(facts["end"] or 0), int(facts["calls"] or 0), int(facts["rows"])
-    name = model_name or choose_model(fmt, facts["fs"])
+    is_call = (F.col("type") == "invoke") & (F.col("process") != "nemesis")
+    name = model_name or choose_model(fmt, _functions(df.filter(is_call).select("f")))
     make_model(name, init)  # an unknown name fails here, in the driver
     deadline = None if timeout is None else time.time() + timeout
-    checker = task.make_checker(name, init, end, deadline, explain)
-    n_parts = max(4 * spark.sparkContext.defaultParallelism if hasattr(spark, "sparkContext") else 8,
-                  -(-rows // ROWS_PER_PARTITION))
-    ops = df.filter(is_client)
-    verdicts = _run(ops, checker, n_parts, by_invocation=bool(facts["keyless"]))
-    if not facts["keyless"] and int(verdicts["strays"].sum()):
+    checker = task.make_checker(name, init, deadline, explain)
+    parallelism = spark.sparkContext.defaultParallelism if hasattr(spark, "sparkContext") else 2
+    n_parts = max(parallelism, -(-_rows(spark, df, path) // ROWS_PER_PARTITION))
+    ops = df.filter(F.col("process") != "nemesis")
+    verdicts = _run(ops, checker, n_parts, by_invocation=False)
+    if int(verdicts["strays"].sum()):
         verdicts = _run(ops, checker, n_parts, by_invocation=True)
     verdicts = verdicts.sort_values("first_index", kind="stable")
-    result = CheckResult(True, name, n_calls, partitions=len(verdicts), checked=len(verdicts))
+    result = CheckResult(True, name, int(verdicts["calls"].sum()), partitions=len(verdicts), checked=len(verdicts))
     failures = _failures(verdicts)
     if explain and failures:
         _global_call_ids(df.filter(is_call).select("index"), failures)
@@ -147,6 +139,31 @@ def check_parquet_spark(path: str, model_name: str | None = None, init: Any = No
     result.failures = failures
     result.seconds = time.monotonic() - start
     return result
+
+
+def _functions(fs: Any) -> set[str]:
+    """The distinct values of a one-column string DataFrame, gathered without a shuffle."""
+
+    def distinct(batches: Any) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        seen: set[str] = set()
+        for b in batches:
+            seen.update(pc.unique(b.column(0)).to_pylist())
+        yield pa.RecordBatch.from_pydict({"f": sorted(s for s in seen if s is not None)})
+
+    return {r[0] for r in fs.mapInArrow(distinct, "f string").collect()}
+
+
+def _rows(spark: Any, df: Any, path: str) -> int:
+    """Rows in the history: from the Parquet footer when the driver can read it, else counted."""
+    try:
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    except Exception:  # a folder, a remote file system: let Spark count
+        return int(df.count())
 
 
 def _run(ops: Any, checker: Any, n_parts: int, *, by_invocation: bool) -> Any:

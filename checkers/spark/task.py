@@ -3,7 +3,9 @@
 The rows arrive partitioned by key and sorted by (key, index), so a key's ops are contiguous, though a
 key may straddle two Arrow batches. Each key is paired and checked exactly as the local engine checks
 a partition (:func:`checkers.linearizability.checker.check_partition`); one verdict row per key
-goes back to the driver, with the counterexample pickled when there is one.
+goes back to the driver, with the counterexample pickled when there is one. (An info call's return
+time is the key's last time here rather than the history's: the checker orders by op indices, so
+verdicts and counterexamples do not depend on it.)
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from harness.history.op import Op, OpType
 
 VERDICT_FIELDS = (
     ("key", "string"), ("first_index", "int64"), ("valid", "string"), ("ops", "int64"), ("pruned", "int64"),
-    ("method", "string"), ("nodes", "int64"), ("strays", "int64"), ("cex", "binary"),
+    ("method", "string"), ("nodes", "int64"), ("strays", "int64"), ("calls", "int64"),
+    ("cex", "binary"),
 )
 """The verdict rows' columns: key as JSON text, the verdict as ``true``/``false``/``unknown``."""
 
@@ -75,14 +78,12 @@ def _op(row: tuple[Any, ...], decode: _Decoder) -> Op:
               dict(ex) if isinstance(ex, dict) else {})
 
 
-def make_checker(model_name: str, init: Any, end: int, deadline: float | None,
-                 explain: bool) -> Any:
+def make_checker(model_name: str, init: Any, deadline: float | None, explain: bool) -> Any:
     """The function for ``mapInArrow``: Arrow batches of ops in, Arrow batches of verdicts out.
 
     Args:
         model_name: a name from :data:`checkers.models.MODELS`.
         init: the model's initial value.
-        end: the largest time in the whole history (an info call returns after it, as in pair_calls).
         deadline: :func:`time.time` instant after which a key's verdict is unknown.
         explain: attach counterexamples to invalid keys.
     """
@@ -111,11 +112,9 @@ def make_checker(model_name: str, init: Any, end: int, deadline: float | None,
             # Completions left unpaired here would pair with another key's invocation globally.
             paired = sum(1 for c in calls if c.complete is not None)
             strays = sum(1 for o in ops if o.type is not OpType.INVOKE) - paired
-            for c in calls:
-                if c.outcome is OpType.INFO:
-                    c.return_time = max(end, c.call_time) + 1
             mono = None if deadline is None else time.monotonic() + max(0.0, deadline - time.time())
-            v = check_partition(Partition(decode(key_text), inner, calls), deadline=mono, explain=explain)
+            part = Partition(decode(key_text), inner, calls)  # type: ignore[arg-type]
+            v = check_partition(part, deadline=mono, explain=explain)
             out["key"].append(key_text)
             out["first_index"].append(ops[0].index)
             out["valid"].append({True: "true", False: "false"}.get(v.valid, "unknown"))  # type: ignore[arg-type]
@@ -124,6 +123,7 @@ def make_checker(model_name: str, init: Any, end: int, deadline: float | None,
             out["method"].append(v.method)
             out["nodes"].append(v.nodes)
             out["strays"].append(strays)
+            out["calls"].append(len(calls))
             out["cex"].append(None if v.counterexample is None else pickle.dumps(v.counterexample))
 
         current: str | None = None
