@@ -49,7 +49,7 @@ def test_errors_are_one_line_exit_3(tmp_path: Path) -> None:
     for args in (("cluster", "status", "--dir", str(tmp_path / "none")),
                  ("cluster", "down", "--dir", str(tmp_path / "none")),
                  ("cluster", "up", "--dir", str(tmp_path / "x"), "--bug", "no-such-bug"),
-                 ("cluster", "down", "--all")):
+                 ("cluster", "down", "--store", str(tmp_path / "no-store"))):
         r = fencepost(*args)
         assert r.returncode == 3, (args, r.stderr)
         assert r.stderr.count("\n") == 1 and r.stderr.startswith("fencepost: error:"), r.stderr
