@@ -4,7 +4,8 @@ One container per node, one for the master and one per operator, all from the no
 (:mod:`harness.backends.image`), on a bridge network ``fp-<run id>`` with a /24 of its own. Every
 container has a fixed address there (kept across kills and wipes) and serves on port 7000; the harness
 reaches them at those addresses, which the host routes to on Linux, so no port is published. The master
-and operators share a ``meta`` volume (the SQLite metadata store); each node has a data volume.
+and operators share a ``meta`` volume (the SQLite metadata store); with ``extra={"metadata": "etcd"}`` an
+etcd container holds the metadata instead. Each node has a data volume.
 
 Faults happen inside the containers: kill is ``docker kill`` then start, pause is ``docker pause``, wipe
 removes the node's container and volume and starts it again on a fresh volume, and partitions are
@@ -35,7 +36,8 @@ from system.admin import call, call_sync
 log = logging.getLogger(__name__)
 PORT = 7000
 SECRET_PATH = "/cluster-secret.json"
-META_URL = "sqlite:///meta/metadata.db"
+SQLITE_URL = "sqlite:///meta/metadata.db"
+ETCD_PORT = 2379
 START_TIMEOUT_S = 60
 
 
@@ -47,7 +49,8 @@ class Spec:
     ip: str
     argv: list[str]
     volumes: dict[str, str]  # volume name -> mount point
-    kind: str  # node, operator or master
+    kind: str  # node, operator, master or etcd
+    port: int = PORT
 
 
 class DockerBackend:
@@ -102,9 +105,17 @@ class DockerBackend:
         self.tablets, self.replication = test.tablets, min(3, test.nodes)
         bug_args = [a for b in test.bug for a in ("--bug", b)]
         meta = objs.create_volume(self._client, f"fp-{self.run_id}-meta", self.run_id)
+        meta_url = SQLITE_URL
+        if test.extra.get("metadata", "sqlite") == "etcd":
+            ip, url, peer = str(hosts[5]), f"http://{hosts[5]}:{ETCD_PORT}", f"http://{hosts[5]}:{ETCD_PORT + 1}"
+            self.specs["etcd"] = Spec("etcd", ip, [
+                "etcd", "--name", "fencepost", "--data-dir", "/meta/etcd", "--listen-client-urls", url,
+                "--advertise-client-urls", url, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                "--initial-cluster", f"fencepost={peer}"], {meta: "/meta"}, "etcd", ETCD_PORT)
+            meta_url = f"etcd://{ip}:{ETCD_PORT}"
         master_ip = str(hosts[1])
         self.specs["master"] = Spec("master", master_ip, [
-            "python3", "-m", "system.master", "--metadata", META_URL, "--cluster-file", SECRET_PATH, "--host",
+            "python3", "-m", "system.master", "--metadata", meta_url, "--cluster-file", SECRET_PATH, "--host",
             master_ip, "--port", str(PORT), "--data", "/meta/master", "--replication", str(self.replication),
             "--dead-after", "10", *bug_args], {meta: "/meta"}, "master")
         nodes = {f"n{i + 1}": str(hosts[10 + i]) for i in range(test.nodes)}
@@ -116,15 +127,18 @@ class DockerBackend:
         for i in range(2 if "operator" in test.nemesis else 1):
             ip = str(hosts[2 + i])
             self.specs[f"op{i + 1}"] = Spec(f"op{i + 1}", ip, [
-                "python3", "-m", "system.operator", "--id", f"op{i + 1}", "--metadata", META_URL, "--nodes",
+                "python3", "-m", "system.operator", "--id", f"op{i + 1}", "--metadata", meta_url, "--nodes",
                 node_spec, "--tablets", str(test.tablets), "--replication", str(self.replication), "--host", ip,
                 "--port", str(PORT), "--data", "/meta/operators", "--stall-timeout", "3.0", *bug_args],
                 {meta: "/meta"}, "operator")
         self._write_description()
+        if "etcd" in self.specs:  # the master and operators open the metadata store as they start
+            self._create("etcd")
         self._check_open()
-        # All at once: nodes retry joining the master, and operators retry nodes, until they answer.
-        with ThreadPoolExecutor(len(self.specs)) as pool:
-            for future in [pool.submit(self._create, name) for name in self.specs]:
+        # The rest at once: nodes retry joining the master, and operators retry nodes, until they answer.
+        rest = [n for n in self.specs if n != "etcd"]
+        with ThreadPoolExecutor(len(rest)) as pool:
+            for future in [pool.submit(self._create, name) for name in rest]:
                 future.result()
 
     def _volume_for(self, name: str) -> str:
@@ -158,7 +172,7 @@ class DockerBackend:
         """Ready means the process accepts a TCP connection on its address, checked from inside the container."""
         from testcontainers.core.wait_strategies import ExecWaitStrategy
 
-        probe = f"import socket; socket.create_connection(({spec.ip!r}, {PORT}), 1).close()"
+        probe = f"import socket; socket.create_connection(({spec.ip!r}, {spec.port}), 1).close()"
         return (ExecWaitStrategy(["python3", "-c", probe]).with_poll_interval(0.1)
                 .with_startup_timeout(START_TIMEOUT_S))
 
@@ -169,7 +183,7 @@ class DockerBackend:
     def _write_description(self) -> None:
         assert self._run_dir is not None
         desc = {"docker_run": self.run_id, "image": self.image, "network": f"fp-{self.run_id}",
-                "processes": {n: {"ip": s.ip, "port": PORT, "argv": s.argv, "kind": s.kind}
+                "processes": {n: {"ip": s.ip, "port": s.port, "argv": s.argv, "kind": s.kind}
                               for n, s in self.specs.items()},
                 "uuids": self.uuids}
         (self._run_dir / "cluster" / "cluster.json").write_text(json.dumps(desc, indent=1) + "\n")

@@ -1,10 +1,11 @@
-"""The docker backend's node image: the system's code on a base with python3, iptables and iproute2.
+"""The docker backend's node image: the system's code on a base with python3, iptables, iproute2 and etcd.
 
 The image is tagged ``fencepost-node:<hash>``, the hash being over every ``system/**/*.py`` file (path
-and bytes), so it is rebuilt only when the system's code changes. Its base is either an image from a
-registry (``python:3.11-slim`` unless named otherwise; iptables and iproute2 are installed on top), or,
-when no registry answers, a minimal Debian made here with debootstrap from the mirror apt already
-uses and loaded with ``docker import`` (``fencepost-base:<suite>-<hash>``, cached like the node image).
+and bytes) and the package list, so it is rebuilt only when the system's code (or that list) changes.
+Its base is either an image from a registry (``python:3.11-slim`` unless named otherwise; iptables,
+iproute2 and etcd are installed on top), or, when no registry answers, a minimal Debian made here with
+debootstrap from the mirror apt already uses and loaded with ``docker import``
+(``fencepost-base:<suite>-<hash>``, cached like the node image).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 NODE_REPO = "fencepost-node"
 BASE_REPO = "fencepost-base"
 SUITE = "bookworm"
-PACKAGES = ("python3", "iptables", "iproute2")
+PACKAGES = ("python3", "iptables", "iproute2", "etcd-server")  # etcd: for the etcd metadata store
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 REGISTRY = ("registry-1.docker.io", 443)
 LABEL = "fencepost.image"
@@ -51,8 +52,8 @@ class BuiltImage:
 
 
 def code_hash(system_dir: Path = REPO_ROOT / "system") -> str:
-    """12 hex digits over every ``*.py`` under ``system_dir`` (relative path and content)."""
-    h = hashlib.sha256()
+    """12 hex digits over every ``*.py`` under ``system_dir`` (relative path and content) and the package list."""
+    h = hashlib.sha256(" ".join(PACKAGES).encode() + b"\0")
     for path in sorted(system_dir.rglob("*.py")):
         if "__pycache__" in path.parts:
             continue
@@ -104,7 +105,7 @@ def _has_image(client: Any, tag: str) -> bool:
 
 
 def _dockerfile(base: str, online: bool) -> str:
-    install = ("RUN apt-get update && apt-get install -y --no-install-recommends iptables iproute2 "
+    install = ("RUN apt-get update && apt-get install -y --no-install-recommends iptables iproute2 etcd-server "
                "&& rm -rf /var/lib/apt/lists/*\n") if online else ""
     return (f"FROM {base}\n{install}"
             "COPY system /opt/fencepost/system\n"

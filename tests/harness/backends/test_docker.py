@@ -133,3 +133,15 @@ def test_teardown_during_setup_leaves_nothing(tmp_path: Path) -> None:
         leftovers = objs.leftovers(b.run_id)
         objs.reap(b.run_id)
     assert leftovers == {"containers": [], "networks": [], "volumes": []}
+
+
+def test_an_etcd_metadata_store_runs_in_its_own_container(tmp_path: Path) -> None:
+    b = DockerBackend()
+    try:
+        asyncio.run(b.setup(TestConfig(nodes=3, tablets=2, backend="docker", extra={"metadata": "etcd"}), tmp_path))
+        assert b.specs["etcd"].kind == "etcd" and status(b, "etcd") == "running"
+        assert any(a.startswith("etcd://") for a in b.specs["op1"].argv)
+        assert len(asyncio.run(b.leaders())) == 2
+    finally:
+        asyncio.run(b.teardown())
+    assert objs.leftovers(b.run_id) == {"containers": [], "networks": [], "volumes": []}
