@@ -12,6 +12,7 @@ import io
 import ipaddress
 import os
 import random
+import socket
 import tarfile
 from collections.abc import Iterator
 from typing import Any
@@ -28,14 +29,22 @@ def engine_unavailable() -> str | None:
         import docker
     except ImportError:
         return "the docker Python package is not installed (pip install -e '.[dev]')"
-    try:
-        client = docker.from_env(timeout=5)
+    host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    if host.startswith("unix://"):  # probe the socket ourselves: docker-py leaks it when the connect fails
+        with socket.socket(socket.AF_UNIX) as probe:
+            probe.settimeout(5)
+            try:
+                probe.connect(host[len("unix://"):])
+            except OSError as e:
+                return f"no Docker engine answers at {host} ({e.strerror or e}); start dockerd or set DOCKER_HOST"
+    try:  # a fixed (minimal) API version: no version query at construction, so the client can always be closed
+        client = docker.from_env(timeout=5, version="1.24")
     except Exception as e:
-        return f"no Docker engine answers ({type(e).__name__}: {str(e)[:160]}); start dockerd or set DOCKER_HOST"
+        return f"the Docker client cannot be configured ({type(e).__name__}: {str(e)[:160]})"
     try:
         client.ping()
     except Exception as e:
-        return f"the Docker engine does not answer a ping ({type(e).__name__}: {str(e)[:160]})"
+        return f"no Docker engine answers ({type(e).__name__}: {str(e)[:160]}); start dockerd or set DOCKER_HOST"
     finally:
         client.close()
     return None
