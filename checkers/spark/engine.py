@@ -34,12 +34,13 @@ NULL_KEY = "\x00null"
 _SESSION: Any = None
 
 
-def get_session(master: str | None = None, *, app: str = "fencepost") -> Any:
+def get_session(master: str | None = None, *, app: str = "fencepost", conf: dict[str, str] | None = None) -> Any:
     """The SparkSession the engine uses, started once per process.
 
     The master is, in order: ``master``; ``SPARK_REMOTE`` (Spark Connect, ``sc://host:15002``);
     ``spark.master`` from ``spark-defaults.conf`` or ``spark-submit``; else ``local[*]``. Executors run
     ``PYSPARK_PYTHON``, which defaults to this interpreter (Fencepost must be installed there).
+    ``conf`` adds Spark settings, such as ``spark.executor.memory``.
     """
     global _SESSION
     if _SESSION is not None:
@@ -62,6 +63,8 @@ def get_session(master: str | None = None, *, app: str = "fencepost") -> Any:
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                .config("spark.sql.adaptive.enabled", "false")
                .config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"]))
+    for k, v in (conf or {}).items():
+        builder = builder.config(k, v)
     _SESSION = builder.getOrCreate()
     if hasattr(_SESSION, "sparkContext") and master is not None and not master.startswith("sc://"):
         _SESSION.sparkContext.setLogLevel("ERROR")
