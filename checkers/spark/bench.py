@@ -1,0 +1,160 @@
+"""``fencepost bench spark``: the Spark engine against the local engine on one generated history.
+
+Arguments (after ``fencepost bench spark``): ``--ops N`` (default 1,000,000), ``--keys K`` (10,000),
+``--anomalies A`` (3), ``--master URL`` (``local[2]``), ``--path FILE.parquet`` (check this file
+instead of generating one; it is kept), ``--spark-only`` (skip the local engine, for histories too
+big for one process's memory).
+
+Each of ``runs`` rounds checks the file with the local engine (``check_file``, every core,
+``--all-violations``) and then with the Spark engine on one SparkSession started beforehand (its
+start-up is reported apart). Peak memory is the largest sum of RSS over this process and all its
+descendants (the JVM and its Python workers included), sampled every 0.2 s. The last line is one
+JSON object of medians, with the load average before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _option(args: list[str], name: str, default: str | None) -> str | None:
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith(name + "="):
+            return a.split("=", 1)[1]
+    return default
+
+
+def _tree_rss() -> int:
+    """Bytes resident in this process and all its descendants."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        rss[pid] = int(fields[21]) * page
+    total, todo = 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
+class PeakMemory:
+    """Samples :func:`_tree_rss` in a thread; ``peak`` is the largest sample since :meth:`reset`."""
+
+    def __init__(self, every: float = 0.2) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(every,), daemon=True)
+        self._thread.start()
+
+    def _run(self, every: float) -> None:
+        while not self._stop.wait(every):
+            self.peak = max(self.peak, _tree_rss())
+
+    def reset(self) -> None:
+        """Start a new peak."""
+        self.peak = _tree_rss()
+
+    def stop(self) -> None:
+        """Stop sampling."""
+        self._stop.set()
+        self._thread.join()
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def main(runs: int = 3, args: list[str] | None = None) -> None:
+    """Run the benchmark and print progress, then one JSON line of figures."""
+    from checkers.linearizability.run import FileOptions, check_file
+    from checkers.spark.engine import check_file_spark, get_session, stop_session
+
+    args = args or []
+    ops = int(_option(args, "--ops", "1000000") or 0)
+    keys = int(_option(args, "--keys", "10000") or 0)
+    anomalies = int(_option(args, "--anomalies", "3") or 0)
+    master = _option(args, "--master", "local[2]")
+    given = _option(args, "--path", None)
+    spark_only = "--spark-only" in args
+    figures: dict[str, Any] = {"bench": "spark", "master": master, "cores": os.cpu_count(), "runs": runs,
+                               "load_before": _load()}
+    tmp = tempfile.TemporaryDirectory(prefix="fencepost-bench-spark-")
+    try:
+        if given:
+            path = given
+            injected = None
+        else:
+            from checkers.gen_history import HistoryGenerator
+            from checkers.spark.writer import write_parquet_fast
+
+            path = str(Path(tmp.name) / "history.parquet")
+            gen = HistoryGenerator(ops, keys=keys, anomalies=anomalies, seed=42)
+            t = time.monotonic()
+            events = write_parquet_fast(gen, path)
+            injected = sorted(gen.injected)
+            figures.update(generate_s=round(time.monotonic() - t, 2), events=events)
+            print(f"generated {ops} ops ({events} events, {keys} keys) in {figures['generate_s']} s", flush=True)
+        figures["file_mb"] = round(os.path.getsize(path) / 2**20, 1)
+        memory = PeakMemory()
+        t = time.monotonic()
+        spark = get_session(master)
+        figures["session_start_s"] = round(time.monotonic() - t, 2)
+        opts = FileOptions(all_violations=True)
+        local_s: list[float] = []
+        spark_s: list[float] = []
+        peaks: list[int] = []
+        agree = True
+        summary: dict[str, Any] = {}
+        for i in range(max(1, runs)):
+            if not spark_only:
+                t = time.monotonic()
+                local = check_file(path, opts)
+                local_s.append(time.monotonic() - t)
+            memory.reset()
+            t = time.monotonic()
+            report = check_file_spark(path, opts, spark=spark)
+            spark_s.append(time.monotonic() - t)
+            peaks.append(memory.peak)
+            summary = report.summary
+            got = sorted(map(repr, summary.get("invalid_keys", [])))
+            if not spark_only:
+                agree = agree and got == sorted(map(repr, local.summary["invalid_keys"]))
+            if injected is not None:
+                agree = agree and got == sorted(map(repr, injected))
+            print(f"run {i + 1}: spark {spark_s[-1]:.1f} s" + ("" if spark_only else f", local {local_s[-1]:.1f} s")
+                  + f", invalid keys {summary.get('invalid_keys')}, load {_load()}", flush=True)
+        memory.stop()
+        figures.update(
+            ops=summary.get("ops"), partitions=summary.get("partitions"), valid=summary.get("valid"),
+            invalid_keys=summary.get("invalid_keys"), agree=agree,
+            spark_s=round(statistics.median(spark_s), 2), spark_runs_s=[round(s, 2) for s in spark_s],
+            spark_peak_rss_mb=round(max(peaks) / 2**20),
+        )
+        if local_s:
+            figures.update(local_s=round(statistics.median(local_s), 2), local_runs_s=[round(s, 2) for s in local_s],
+                           ratio_spark_to_local=round(statistics.median(spark_s) / statistics.median(local_s), 2))
+    finally:
+        stop_session()
+        tmp.cleanup()
+    figures["load_after"] = _load()
+    print(json.dumps(figures), flush=True)
