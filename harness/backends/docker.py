@@ -333,14 +333,13 @@ class DockerBackend:
 
     async def heal_network(self) -> None:
         """Flush every container's rules (a paused or stopped one gets its rules set when it comes back)."""
-        if self._pairs or self.specs:
-            self._pairs = set()
-            await asyncio.gather(*(asyncio.to_thread(self._apply_rules, n) for n in self.nodes()
-                                   if n in self.containers))
+        self._pairs = set()
+        if self.specs:
+            await asyncio.gather(*(asyncio.to_thread(self._apply_rules, n) for n in self.nodes()))
 
     def _apply_rules(self, name: str) -> None:
         """Make ``name``'s iptables rules match the current partition (only while it runs)."""
-        if self.specs[name].kind != "node" or self._status(name) != "running":
+        if self.specs[name].kind != "node" or name not in self.containers or self._status(name) != "running":
             return
         peers = sorted(b for a, b in self._pairs if a == name)
         script = ["iptables -w -F INPUT", "iptables -w -F OUTPUT"]
