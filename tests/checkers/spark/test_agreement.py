@@ -93,3 +93,19 @@ def test_conversion_round_trips_and_bad_input_is_an_error(spark: Any, tmp_path: 
     bad.write_text('{"index": 0, "time": 0, "process": 0, "type": "nope", "f": "read"}\n')
     report = check_file_spark(str(bad), ALL, spark=spark)
     assert report.valid is None and report.errors
+
+
+def test_auto_picks_local_for_small_histories_and_spark_above_the_threshold(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from checkers.spark import auto
+
+    path = tmp_path / "small.parquet"
+    write_parquet_fast(HistoryGenerator(ops=100, keys=2, seed=1), path)
+    assert auto.estimate_events(str(path)) == 200
+    report = auto.check_path(str(path), ALL)
+    assert report.summary["engine"] == "local" and report.valid is True
+    monkeypatch.setattr(auto, "AUTO_MIN_EVENTS", 100)
+    assert auto.choose_engine(str(path)) == "spark"
+    assert auto.choose_engine(str(path), "local") == "local"
+    with pytest.raises(ValueError, match="unknown engine"):
+        auto.choose_engine(str(path), "gpu")
