@@ -86,6 +86,10 @@ class Backend(Protocol):
         """Kill a node, delete its data directory, and start it again (amnesia)."""
         ...
 
+    async def damage_wal(self, node: str, kind: str, rng: random.Random) -> dict[str, Any]:
+        """Kill a node, damage one of its tablet WALs ("truncate" or "bitflip"), start it again; say what."""
+        ...
+
     async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
         """Drop traffic so that each node in ``grudge`` cannot reach the nodes listed for it."""
         ...

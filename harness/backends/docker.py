@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import random
 import secrets
 import shutil
 import time
@@ -324,6 +325,17 @@ class DockerBackend:
         self._create(name)
         self._apply_rules(name)
         self._write_description()
+
+    async def damage_wal(self, node: str, kind: str, rng: random.Random) -> dict[str, Any]:
+        """docker kill, damage one tablet WAL in the stopped container's volume, start it again."""
+        from harness.backends.docker_damage import damage_container_wal
+
+        await self.kill(node)
+        try:
+            wrapped = self.containers[node].get_wrapped_container()
+            return {"node": node, **await asyncio.to_thread(damage_container_wal, wrapped, kind, rng)}
+        finally:
+            await self.start(node)
 
     async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
         """Drop traffic between the grudge's node pairs with iptables inside each node's container."""

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import shutil
 import signal
 from collections.abc import Mapping, Sequence
@@ -129,6 +130,21 @@ class LocalBackend:
         data = c.procs[node].info["data"]
         await asyncio.to_thread(shutil.rmtree, data, True)
         await asyncio.to_thread(self._launch, node)
+
+    async def damage_wal(self, node: str, kind: str, rng: random.Random) -> dict[str, Any]:
+        """kill -9, damage one tablet's WAL in place, start the node again."""
+        from harness.backends.file_damage import damage_wal, pick_wal
+
+        c = self._require()
+        await asyncio.to_thread(c.kill, node)
+        try:
+            wal = pick_wal(Path(c.procs[node].info["data"]), rng)
+            done: dict[str, Any] = {"node": node, "kind": kind, "file": None}
+            if wal is not None:
+                done = {"node": node, **await asyncio.to_thread(damage_wal, wal, kind, rng)}
+        finally:
+            await asyncio.to_thread(self._launch, node)
+        return done
 
     async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
         """Drop traffic between the grudge's node pairs with iptables."""

@@ -12,7 +12,7 @@ import pytest
 from harness.backends.iptables import why_unavailable
 from harness.run import RunOutcome
 
-NEMESES = [["kill"], ["pause"], ["wipe"], ["partition"], ["partition", "kill", "pause", "wipe"]]
+NEMESES = [["kill"], ["pause"], ["wipe"], ["corrupt"], ["partition"], ["partition", "kill", "pause", "wipe"]]
 
 
 @pytest.mark.campaign

@@ -1,0 +1,68 @@
+"""Damage a tablet's write-ahead log on disk, as a bad disk or a bad copy would.
+
+Two kinds: ``truncate`` cuts the last record in half (a torn tail), ``bitflip`` flips one byte inside a
+record's payload (a checksum mismatch). The node must detect either at its next start and refuse to
+serve the damaged tablet, never silently dropping an acknowledged entry.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import struct
+from pathlib import Path
+
+HEADER = struct.Struct(">II")  # length, crc32: the record header of system/wal.py
+KINDS = ("truncate", "bitflip")
+
+
+def record_spans(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each whole record in a WAL image."""
+    spans = []
+    pos = 0
+    while pos + HEADER.size <= len(data):
+        length, _ = HEADER.unpack_from(data, pos)
+        end = pos + HEADER.size + length
+        if end > len(data):
+            break
+        spans.append((pos, end))
+        pos = end
+    return spans
+
+
+def damage_bytes(data: bytes, kind: str, rng: random.Random) -> tuple[bytes, dict[str, int | str]]:
+    """A damaged copy of a WAL image, and what was done (offsets in bytes).
+
+    Raises:
+        ValueError: an unknown kind, or an image with no whole record to damage.
+    """
+    spans = record_spans(data)
+    if not spans:
+        raise ValueError("the WAL holds no whole record to damage")
+    if kind == "truncate":
+        start, end = spans[-1]
+        cut = start + HEADER.size + max(1, (end - start - HEADER.size) // 2)
+        return data[:cut], {"kind": kind, "size": len(data), "cut_at": cut}
+    if kind == "bitflip":
+        start, end = rng.choice(spans)
+        at = rng.randrange(start + HEADER.size, end)
+        flipped = bytearray(data)
+        flipped[at] ^= 0x20
+        return bytes(flipped), {"kind": kind, "byte": at}
+    raise ValueError(f"unknown damage {kind!r}; expected one of {', '.join(KINDS)}")
+
+
+def damage_wal(path: Path, kind: str, rng: random.Random) -> dict[str, int | str]:
+    """Damage the WAL file at ``path`` in place (and fsync it); return what was done."""
+    damaged, done = damage_bytes(path.read_bytes(), kind, rng)
+    with open(path, "wb") as fh:
+        fh.write(damaged)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return {**done, "file": str(path)}
+
+
+def pick_wal(data_dir: Path, rng: random.Random) -> Path | None:
+    """A random non-empty tablet WAL under a node's data directory, or None."""
+    wals = sorted(p for p in (data_dir / "tablets").glob("*/wal") if p.stat().st_size > HEADER.size)
+    return rng.choice(wals) if wals else None
