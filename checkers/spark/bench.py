@@ -3,7 +3,8 @@
 Arguments (after ``fencepost bench spark``): ``--ops N`` (default 1,000,000), ``--keys K`` (10,000),
 ``--anomalies A`` (3), ``--master URL`` (``local[2]``), ``--path FILE.parquet`` (check this file
 instead of generating one; it is kept), ``--spark-only`` (skip the local engine, for histories too
-big for one process's memory).
+big for one process's memory), ``--apply-in-pandas`` (also time the same check written as
+``groupBy(key).applyInPandas``, the alternative to the engine's ``repartition(key)`` + ``mapInArrow``).
 
 Each of ``runs`` rounds checks the file with the local engine (``check_file``, every core,
 ``--all-violations``) and then with the Spark engine on one SparkSession started beforehand (its
@@ -80,6 +81,27 @@ class PeakMemory:
         self._thread.join()
 
 
+def apply_in_pandas_seconds(spark: Any, path: str, model_name: str = "register") -> tuple[float, list[Any]]:
+    """Check ``path`` with ``groupBy(key).applyInPandas`` instead; the seconds and the invalid keys."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from checkers.spark import task
+    from checkers.spark.engine import COLUMNS, read_history
+
+    checker = task.make_checker(model_name, None, None, True)
+    schema = task.verdict_schema()
+
+    def per_key(pdf: Any) -> Any:
+        batch = pa.RecordBatch.from_pandas(pdf.sort_values("index")[list(COLUMNS)], preserve_index=False)
+        return pa.Table.from_batches(list(checker(iter([batch]))), schema=schema).to_pandas()
+
+    t = time.monotonic()
+    df = read_history(spark, path).filter(F.col("process") != "nemesis")
+    rows = df.groupBy("key").applyInPandas(per_key, task.spark_ddl()).filter(F.col("valid") == "false").collect()
+    return time.monotonic() - t, sorted(json.loads(r["key"]) for r in rows)
+
+
 def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
@@ -96,6 +118,7 @@ def main(runs: int = 3, args: list[str] | None = None) -> None:
     master = _option(args, "--master", "local[2]")
     given = _option(args, "--path", None)
     spark_only = "--spark-only" in args
+    apply_s: list[float] = []
     figures: dict[str, Any] = {"bench": "spark", "master": master, "cores": os.cpu_count(), "runs": runs,
                                "load_before": _load()}
     tmp = tempfile.TemporaryDirectory(prefix="fencepost-bench-spark-")
@@ -135,6 +158,11 @@ def main(runs: int = 3, args: list[str] | None = None) -> None:
             report = check_file_spark(path, opts, spark=spark)
             spark_s.append(time.monotonic() - t)
             peaks.append(memory.peak)
+            if "--apply-in-pandas" in args:
+                seconds, keys_found = apply_in_pandas_seconds(spark, path, report.summary.get("model", "register"))
+                apply_s.append(seconds)
+                agree = agree and sorted(map(repr, keys_found)) == sorted(map(repr, report.summary["invalid_keys"]))
+                print(f"run {i + 1}: groupBy().applyInPandas {seconds:.1f} s", flush=True)
             summary = report.summary
             got = sorted(map(repr, summary.get("invalid_keys", [])))
             if not spark_only:
@@ -150,6 +178,10 @@ def main(runs: int = 3, args: list[str] | None = None) -> None:
             spark_s=round(statistics.median(spark_s), 2), spark_runs_s=[round(s, 2) for s in spark_s],
             spark_peak_rss_mb=round(max(peaks) / 2**20),
         )
+        if apply_s:
+            figures.update(apply_in_pandas_s=round(statistics.median(apply_s), 2),
+                           ratio_apply_in_pandas_to_map_in_arrow=round(
+                               statistics.median(apply_s) / statistics.median(spark_s), 2))
         if local_s:
             figures.update(local_s=round(statistics.median(local_s), 2), local_runs_s=[round(s, 2) for s in local_s],
                            ratio_spark_to_local=round(statistics.median(spark_s) / statistics.median(local_s), 2))
