@@ -63,7 +63,7 @@ def test_retire_a_node_then_add_a_node(make_cluster: Callable[..., Cluster]) -> 
     c.wait_ready()
     res = run(do_ops(c, [("put", (f"r{i}", i)) for i in range(20)]))
     assert all(r.type == "ok" for r in res)
-    holders = [n for n in c.node_addrs if n in tablet_view(c, 0)["up"]]
+    holders = [n for n in c.node_addrs if n in wait_settled(c, 0, size=3)["up"]]  # placements exist
     victim = holders[0]
     wait_for(lambda: master_status(c)["members"][victim]["state"] == "normal", what="normal")
     out = master_call(c, "retire_node", {"node": victim})
