@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -20,6 +21,23 @@ from harness.cli.exit_codes import ERROR, for_validity, worst
 
 FORMATS = ["auto", "jsonl", "edn", "parquet", "porcupine-etcd", "porcupine-kv"]
 MODELS = ["register", "cas-register", "etcd", "kv", "log", "set"]
+
+
+def _reports(paths: list[str], opts: Any, jobs: int | None, engine: str, spark_master: str | None) -> Iterator[Any]:
+    """Reports in the order given: every file on the local engine (in parallel), unless the engine
+    chosen for some file is Spark; then file by file, each on its own engine."""
+    from checkers.linearizability.run import check_files
+
+    if engine != "local":
+        from checkers.spark.auto import check_path, choose_engine
+
+        if any(choose_engine(p, engine) == "spark" for p in paths):
+            for path in paths:
+                yield check_path(path, opts, engine=engine, spark_master=spark_master)
+            return
+    for report in check_files(paths, opts, jobs):
+        report.summary.setdefault("engine", "local")
+        yield report
 
 
 def _verdict_word(valid: Any) -> str:
@@ -40,11 +58,15 @@ def _verdict_word(valid: Any) -> str:
 @click.option("--html", "html_dir", default=None, help="write an HTML timeline per invalid file into DIR")
 @click.option("--explain", is_flag=True, help="print a plain-text counterexample under each invalid file")
 @click.option("--jobs", type=int, default=None, help="processes for many files (default: all cores)")
+@click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
+              help="local processes, or Spark; auto picks Spark for histories of 1,000,000 events or more")
+@click.option("--spark-master", default=None,
+              help="Spark master URL (default: SPARK_REMOTE, then spark.master, then local[*])")
 def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | None, timeout: float | None,
           no_partition: bool, all_violations: bool, as_json: bool, html_dir: str | None, explain: bool,
-          jobs: int | None) -> None:
+          jobs: int | None, engine: str, spark_master: str | None) -> None:
     """Check the histories at PATHS for linearizability."""
-    from checkers.linearizability.run import FileOptions, check_files
+    from checkers.linearizability.run import FileOptions
 
     init = None
     if init_json is not None:
@@ -59,7 +81,7 @@ def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | 
     opts = FileOptions(fmt=fmt, model=model, init=init, timeout=timeout, partition=not no_partition,
                        all_violations=all_violations, explain=as_json or explain or html_dir is not None)
     codes: list[int] = []
-    for report in check_files(list(paths), opts, jobs):
+    for report in _reports(list(paths), opts, jobs, engine, spark_master):
         if report.valid is None:
             codes.append(ERROR)
             for line in report.errors:
@@ -77,7 +99,7 @@ def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | 
             keys = f" invalid keys: {', '.join(map(repr, s['invalid_keys'][:5]))}" if s["invalid_keys"] else ""
             click.echo(f"{report.path}: {_verdict_word(report.valid)} (model {s['model']}, {s['ops']} ops, "
                        f"{s['partitions']} partition{'s' if s['partitions'] != 1 else ''}, "
-                       f"{s['seconds']:.3f}s){keys}")
+                       f"{s['seconds']:.3f}s, engine {s.get('engine', 'local')}){keys}")
             if explain and report.counterexamples:
                 from checkers.linearizability.explain import explain_all
 

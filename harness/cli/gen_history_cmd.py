@@ -16,7 +16,7 @@ from harness.cli.errors import fail
 @click.option("--anomalies", type=int, default=0, show_default=True,
               help="linearizability violations to inject, each in a different key")
 @click.option("--info-rate", type=float, default=0.01, show_default=True, help="fraction of ops ending info")
-@click.option("--out", required=True, help="output file (JSONL)")
+@click.option("--out", required=True, help="output file: JSONL, or Parquet when it ends in .parquet")
 def gen_history(ops: int, keys: int, processes: int, unique_values: bool, seed: int, anomalies: int,
                 info_rate: float, out: str) -> None:
     """Write a generated register history of OPS operations to OUT, streaming."""
@@ -29,7 +29,12 @@ def gen_history(ops: int, keys: int, processes: int, unique_values: bool, seed: 
         gen = HistoryGenerator(ops, keys, processes, unique_values, seed, anomalies, info_rate)
     except ValueError as e:
         fail(str(e))
-    write_jsonl(gen, out)  # streams: the generator never holds the history
+    if out.lower().endswith(".parquet"):
+        from checkers.spark.writer import write_parquet_fast
+
+        write_parquet_fast(gen, out)  # row groups as they fill: never the whole history in memory
+    else:
+        write_jsonl(gen, out)  # streams: the generator never holds the history
     note = f", {len(gen.injected)} anomalies in keys {sorted(gen.injected)[:10]}" if anomalies else ""
     click.echo(f"wrote {ops} ops over {keys} keys to {out}{note}")
     if len(gen.injected) < anomalies:
