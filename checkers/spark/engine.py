@@ -15,6 +15,7 @@ process giving every completion its invocation's key.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import sys
@@ -66,7 +67,7 @@ def get_session(master: str | None = None, *, app: str = "fencepost", conf: dict
     for k, v in (conf or {}).items():
         builder = builder.config(k, v)
     _SESSION = builder.getOrCreate()
-    if hasattr(_SESSION, "sparkContext") and master is not None and not master.startswith("sc://"):
+    with contextlib.suppress(Exception):  # Spark Connect has no SparkContext
         _SESSION.sparkContext.setLogLevel("ERROR")
     return _SESSION
 
@@ -121,7 +122,10 @@ def check_parquet_spark(path: str, model_name: str | None = None, init: Any = No
     make_model(name, init)  # an unknown name fails here, in the driver
     deadline = None if timeout is None else time.time() + timeout
     checker = task.make_checker(name, init, deadline, explain)
-    parallelism = spark.sparkContext.defaultParallelism if hasattr(spark, "sparkContext") else 2
+    try:
+        parallelism = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # Spark Connect has no SparkContext
+        parallelism = int(spark.conf.get("spark.default.parallelism", "8") or 8)
     n_parts = max(parallelism, -(-_rows(spark, df, path) // ROWS_PER_PARTITION))
     ops = df.filter(F.col("process") != "nemesis")
     verdicts = _run(ops, checker, n_parts, by_invocation=False)
