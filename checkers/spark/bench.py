@@ -9,8 +9,9 @@ big for one process's memory), ``--apply-in-pandas`` (also time the same check w
 Each of ``runs`` rounds checks the file with the local engine (``check_file``, every core,
 ``--all-violations``) and then with the Spark engine on one SparkSession started beforehand (its
 start-up is reported apart). Peak memory is the largest sum of RSS over this process and all its
-descendants (the JVM and its Python workers included), sampled every 0.2 s. The last line is one
-JSON object of medians, with the load average before and after.
+descendants (the JVM and its Python workers included), sampled every 0.2 s during the Spark checks;
+it includes what the local engine's run left in this process, so use ``--spark-only`` for Spark's
+own figure. The last line is one JSON object of medians, with the load average before and after.
 """
 
 from __future__ import annotations
