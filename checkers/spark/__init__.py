@@ -5,6 +5,6 @@ the summary names the engine), :func:`checkers.spark.engine.check_file_spark` (o
 Spark, reported as ``fencepost check`` reports it), :func:`checkers.spark.engine.check_parquet_spark`
 (a Parquet history, as a :class:`~checkers.linearizability.checker.CheckResult`),
 :func:`checkers.spark.stats.history_stats` (latency and throughput in Spark SQL),
-:func:`checkers.spark.writer.write_parquet_fast` (stream a generated history to Parquet) and
+:func:`harness.history.parquet.write_parquet` (stream a generated history to Parquet) and
 :class:`checkers.spark.cluster.LocalCluster` (a standalone master and worker on 127.0.0.1).
 """

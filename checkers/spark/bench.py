@@ -129,12 +129,12 @@ def main(runs: int = 3, args: list[str] | None = None) -> None:
             injected = None
         else:
             from checkers.gen_history import HistoryGenerator
-            from checkers.spark.writer import write_parquet_fast
+            from harness.history.parquet import write_parquet
 
             path = str(Path(tmp.name) / "history.parquet")
             gen = HistoryGenerator(ops, keys=keys, anomalies=anomalies, seed=42)
             t = time.monotonic()
-            events = write_parquet_fast(gen, path)
+            events = write_parquet(gen, path)
             injected = sorted(gen.injected)
             figures.update(generate_s=round(time.monotonic() - t, 2), events=events)
             print(f"generated {ops} ops ({events} events, {keys} keys) in {figures['generate_s']} s", flush=True)

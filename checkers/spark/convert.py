@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checkers.spark.writer import FastParquetWriter
+from harness.history.parquet import ParquetWriter
 
 
 def to_parquet(path: str | Path, out: str | Path, fmt: str = "auto") -> str:
@@ -23,7 +23,7 @@ def to_parquet(path: str | Path, out: str | Path, fmt: str = "auto") -> str:
     from harness.history.formats import iter_history
 
     try:
-        with FastParquetWriter(out) as writer:
+        with ParquetWriter(out) as writer:
             for _, op in iter_history(path, fmt):
                 writer.write(op)
     except HistoryError:

@@ -30,9 +30,9 @@ def gen_history(ops: int, keys: int, processes: int, unique_values: bool, seed: 
     except ValueError as e:
         fail(str(e))
     if out.lower().endswith(".parquet"):
-        from checkers.spark.writer import write_parquet_fast
+        from harness.history.parquet import write_parquet
 
-        write_parquet_fast(gen, out)  # row groups as they fill: never the whole history in memory
+        write_parquet(gen, out)  # row groups as they fill: never the whole history in memory
     else:
         write_jsonl(gen, out)  # streams: the generator never holds the history
     note = f", {len(gen.injected)} anomalies in keys {sorted(gen.injected)[:10]}" if anomalies else ""

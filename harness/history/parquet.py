@@ -29,7 +29,12 @@ def _schema() -> Any:
 
 
 def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, separators=(",", ":"), default=str)
+    """JSON text for a cell; ints (most keys and values) skip the encoder."""
+    if value is None:
+        return None
+    if type(value) is int:
+        return str(value)
+    return json.dumps(value, separators=(",", ":"), default=str)
 
 
 class ParquetWriter:
@@ -48,7 +53,8 @@ class ParquetWriter:
         rows = self._rows
         rows["index"].append(op.index)
         rows["time"].append(op.time)
-        rows["process"].append(str(op.process))
+        p = op.process
+        rows["process"].append(str(p) if type(p) is int else p)
         rows["type"].append(op.type.value)
         rows["f"].append(op.f)
         rows["key"].append(_dumps(op.key))
@@ -79,11 +85,14 @@ class ParquetWriter:
         self.close()
 
 
-def write_parquet(ops: Iterable[Op], path: str | Path) -> None:
-    """Write ops to a Parquet file."""
+def write_parquet(ops: Iterable[Op], path: str | Path) -> int:
+    """Stream ops to a Parquet file, a row group at a time; return how many were written."""
+    n = 0
     with ParquetWriter(path) as writer:
         for op in ops:
             writer.write(op)
+            n += 1
+    return n
 
 
 def read_parquet(path: str | Path) -> Iterator[tuple[int, Op | Problem]]:

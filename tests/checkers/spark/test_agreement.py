@@ -12,9 +12,9 @@ from checkers.gen_history import HistoryGenerator
 from checkers.linearizability.run import FileOptions, check_file
 from checkers.spark.convert import to_parquet
 from checkers.spark.engine import check_file_spark
-from checkers.spark.writer import write_parquet_fast
 from harness.history.jsonl import write_jsonl
 from harness.history.op import Op, OpType
+from harness.history.parquet import write_parquet
 
 pytestmark = pytest.mark.spark
 
@@ -49,7 +49,7 @@ def test_twenty_generated_histories_agree(spark: Any, tmp_path: Path) -> None:
     invalid = 0
     for name, gen in _cases():
         path = tmp_path / f"{name}.parquet"
-        write_parquet_fast(gen, path)
+        write_parquet(gen, path)
         local = check_file(str(path), ALL, workers=1)
         got = check_file_spark(str(path), ALL, spark=spark)
         assert sorted(got.summary["invalid_keys"]) == sorted(gen.injected), name
@@ -100,7 +100,7 @@ def test_auto_picks_local_for_small_histories_and_spark_above_the_threshold(
     from checkers.spark import auto
 
     path = tmp_path / "small.parquet"
-    write_parquet_fast(HistoryGenerator(ops=100, keys=2, seed=1), path)
+    write_parquet(HistoryGenerator(ops=100, keys=2, seed=1), path)
     assert auto.estimate_events(str(path)) == 200
     report = auto.check_path(str(path), ALL)
     assert report.summary["engine"] == "local" and report.valid is True

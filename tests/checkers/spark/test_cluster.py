@@ -10,7 +10,7 @@ import pytest
 from checkers.gen_history import HistoryGenerator
 from checkers.linearizability.run import FileOptions
 from checkers.spark.engine import check_file_spark
-from checkers.spark.writer import write_parquet_fast
+from harness.history.parquet import write_parquet
 
 pytestmark = pytest.mark.spark
 
@@ -19,7 +19,7 @@ def test_check_runs_on_the_standalone_cluster(spark: Any, spark_cluster: Any, tm
     assert spark.conf.get("spark.master") == spark_cluster.master_url
     gen = HistoryGenerator(ops=5_000, keys=200, seed=11, anomalies=3)
     path = tmp_path / "h.parquet"
-    write_parquet_fast(gen, path)
+    write_parquet(gen, path)
     report = check_file_spark(str(path), FileOptions(all_violations=True), spark=spark)
     assert report.valid is False
     assert sorted(report.summary["invalid_keys"]) == sorted(gen.injected)

@@ -11,8 +11,8 @@ import pytest
 from checkers.gen_history import HistoryGenerator
 from checkers.perf import completed_calls, latency_summary
 from checkers.spark.stats import history_stats
-from checkers.spark.writer import write_parquet_fast
 from harness.history.op import Op, OpType
+from harness.history.parquet import write_parquet
 
 pytestmark = pytest.mark.spark
 
@@ -27,7 +27,7 @@ def test_latency_throughput_and_fault_windows(spark: Any, tmp_path: Path) -> Non
     history = sorted(ops + nem, key=lambda o: (o.time, o.process == "nemesis"))
     history = [dataclasses.replace(o, index=i) for i, o in enumerate(history)]
     path = tmp_path / "h.parquet"
-    write_parquet_fast(history, path)
+    write_parquet(history, path)
     stats = history_stats(spark, str(path))
     want = latency_summary(completed_calls(history))
     got = {(r["f"], r["outcome"]): r for r in stats["latency"]}
