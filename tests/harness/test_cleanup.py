@@ -15,6 +15,7 @@ import pytest
 
 from harness.backends.iptables import delete_chain, leftover_chains, why_unavailable
 from harness.history.formats import load_history
+from tests.harness.live_store import run_files
 
 pytestmark = pytest.mark.slow
 FENCEPOST = [sys.executable, "-m", "harness.cli.main"]
@@ -60,7 +61,7 @@ def wait_for_faults(store: Path, timeout: float = 90) -> Path:
     fault = "start-partition" if why_unavailable() is None else "start-kill"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for history in store.glob("*/*/history.jsonl"):
+        for history in run_files(store, "history.jsonl"):
             text = history.read_text()
             if f'"type":"info","f":"{fault}"' in text and text.count("\n") > 50:
                 return history

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends import docker_objects as objs
+from tests.harness.live_store import run_files
 
 REASON = objs.engine_unavailable()
 pytestmark = [pytest.mark.docker, pytest.mark.slow,
@@ -30,7 +31,7 @@ def run_id_of(store: Path, timeout: float = 120) -> str:
     """The docker run id the harness wrote into its run folder."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for cleanup in store.glob("*/*/cleanup.json"):
+        for cleanup in run_files(store, "cleanup.json"):
             return str(json.loads(cleanup.read_text())["docker_run"])
         time.sleep(0.2)
     raise AssertionError("the run never wrote cleanup.json")
@@ -40,7 +41,7 @@ def wait_for_fault(store: Path, proc: subprocess.Popen[bytes], timeout: float = 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, f"the harness exited ({proc.returncode}) before applying a fault"
-        for history in store.glob("*/*/history.jsonl"):
+        for history in run_files(store, "history.jsonl"):
             if '"type":"info","f":"start-' in history.read_text():
                 return
         time.sleep(0.3)
