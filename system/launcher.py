@@ -45,11 +45,31 @@ def _port_free(host: str, port: int) -> bool:
     return True
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
+            low, high = (int(x) for x in fh.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+# Ports already handed out by this process: two picks never coincide even before anything binds.
+_PICKED: set[int] = set()
+
+
 def pick_port(hosts: list[str]) -> int:
-    """A port that is free on every one of ``hosts``."""
-    for _ in range(200):
-        port = random.randint(20000, 45000)
-        if all(_port_free(h, port) for h in hosts):
+    """A port free on every one of ``hosts``, outside the kernel's ephemeral range and never handed out twice.
+
+    Outgoing connections take their local ports from the ephemeral range, so a listening port picked there
+    can be taken by a client socket between the pick and the server's bind.
+    """
+    low, high = _ephemeral_range()
+    candidates = [p for p in range(20000, 45000) if not low <= p <= high] or list(range(20000, 45000))
+    for _ in range(400):
+        port = random.choice(candidates)
+        if port not in _PICKED and all(_port_free(h, port) for h in hosts):
+            _PICKED.add(port)
             return port
     raise RuntimeError("no free port found")
 
@@ -276,7 +296,27 @@ class Cluster:
                     m["status"] == "steady" and m["leader"] for m in last["tablets"].values()):
                 return last
             time.sleep(0.1)
-        raise TimeoutError(f"cluster not ready within {timeout}s: {last}")
+        dead = self.exited()
+        why = f"; {self.explain_exits(dead)}" if dead else ""
+        raise TimeoutError(f"cluster not ready within {timeout}s: {last}{why}")
+
+    def exited(self) -> dict[str, int]:
+        """Processes that were launched and have exited since (killed ones included), with their exit codes."""
+        return {name: code for name, p in self.procs.items()
+                if p.popen is not None and (code := p.popen.poll()) is not None}
+
+    def explain_exits(self, dead: dict[str, int]) -> str:
+        """One line per exited process: its name, exit code and the last line of its log."""
+        parts = []
+        for name, code in sorted(dead.items()):
+            try:
+                with open(self.procs[name].log, errors="replace") as fh:
+                    tail = [line.strip() for line in fh.read().splitlines() if line.strip()][-1:]
+            except OSError:
+                tail = []
+            parts.append(f"{name} exited with {code}" + (f" ({tail[0]})" if tail else "")
+                         + f", log {self.procs[name].log}")
+        return "; ".join(parts)
 
     def stop(self) -> None:
         """Terminate and reap every process (SIGCONT, SIGTERM, then SIGKILL after 5 s)."""
