@@ -95,8 +95,10 @@ class Cluster:
 
     def __init__(self, directory: str, nodes: int, tablets: int, replication: int, metadata: str,
                  operators: int, bugs: tuple[str, ...], detach: bool, stall_timeout: float,
-                 master: bool = True, dead_after: float = 10.0) -> None:
+                 master: bool = True, dead_after: float = 10.0,
+                 node_env: dict[str, str] | None = None) -> None:
         self.dir = os.path.abspath(directory)
+        self.node_env = dict(node_env or {})
         self.n_nodes, self.tablets, self.replication = nodes, tablets, min(replication, nodes)
         self.metadata_kind = metadata
         self.bugs = bugs
@@ -117,10 +119,14 @@ class Cluster:
     def start(cls, directory: str, nodes: int = 3, tablets: int = 4, replication: int = 3,
               metadata: str = "sqlite", operators: int = 1, bugs: tuple[str, ...] = (), detach: bool = False,
               stall_timeout: float = 3.0, operator_args: tuple[str, ...] = (), master: bool = True,
-              dead_after: float = 10.0) -> Cluster:
-        """Start the metadata store, the master, the nodes and the operators; tear down if anything fails."""
+              dead_after: float = 10.0, node_env: dict[str, str] | None = None) -> Cluster:
+        """Start the metadata store, the master, the nodes and the operators; tear down if anything fails.
+
+        ``node_env`` adds environment variables to every data node process; ``{dir}`` (the cluster
+        directory) and ``{node}`` (the node's name) in a value are filled in per node.
+        """
         c = cls(directory, nodes, tablets, replication, metadata, operators, bugs, detach, stall_timeout, master,
-                dead_after)
+                dead_after, node_env)
         try:
             c._start_all(operator_args)
         except BaseException:
@@ -128,9 +134,11 @@ class Cluster:
             raise
         return c
 
-    def _env(self) -> dict[str, str]:
+    def _env(self, name: str | None = None) -> dict[str, str]:
         env = dict(os.environ)
         env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        if name in self.node_addrs:
+            env.update({k: v.format(dir=self.dir, node=name) for k, v in self.node_env.items()})
         return env
 
     def _start_all(self, operator_args: tuple[str, ...]) -> None:
@@ -190,7 +198,7 @@ class Cluster:
             raise RuntimeError(f"{name} is already running (pid {p.pid})")
         with open(p.log, "ab") as log:
             p.popen = subprocess.Popen([*p.argv, *extra_args], stdout=log, stderr=subprocess.STDOUT,
-                                       cwd=REPO_ROOT, env=self._env(), start_new_session=self.detach)
+                                       cwd=REPO_ROOT, env=self._env(name), start_new_session=self.detach)
 
     # --- faults -----------------------------------------------------------------------------------------
 
