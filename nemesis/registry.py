@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterable
 
 import nemesis
 from harness.protocols import Nemesis
@@ -32,3 +33,15 @@ def load(name: str) -> Nemesis:
     pkg = module.package()
     assert isinstance(pkg, Nemesis), f"nemesis.{name}.package() does not satisfy the Nemesis protocol"
     return pkg
+
+
+def needs(names: Iterable[str]) -> frozenset[str]:
+    """What the backend must prepare for fault packages ``names`` (e.g. "faketime", "lazyfs").
+
+    A package declares it with an optional ``needs`` attribute, a set of names; packages without one
+    need nothing special.
+    """
+    out: set[str] = set()
+    for name in names:
+        out |= set(getattr(load(name), "needs", ()))
+    return frozenset(out)
