@@ -45,6 +45,10 @@ def check_run(run: RunDir, workload: Workload, history: Sequence[Op], test: dict
     """Run the workload's checkers and the standard ones; write and return results.json's content."""
     ctx = CheckContext(test=test, run_dir=run.path)
     results = run_checkers([*workload.checkers(), *standard_checkers()], history, ctx)
+    if results["valid"] is False:
+        from checkers.detection import detection
+
+        results["detection"] = detection(results["checkers"], history)
     extra = test.get("extra") or {}
     for field in ("campaign", "case"):  # campaign pages group runs by these
         if extra.get(field):

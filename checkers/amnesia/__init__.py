@@ -50,5 +50,9 @@ class AmnesiaChecker:
             valid = True
             explanation = (f"All seven rules hold over {len(ev.events)} node events, {len(ev.dumps)} final dumps "
                            f"and {len(ev.wipes)} wipes.")
-        return {"valid": valid, "violations": violations[:100], "by_rule": by_rule, "events": len(ev.events),
-                "dumps": sorted(ev.dumps), "wipes": len(ev.wipes), "explanation": explanation}
+        times = [v["at_ns"] for v in violations if isinstance(v.get("at_ns"), int)]
+        result = {"valid": valid, "violations": violations[:100], "by_rule": by_rule, "events": len(ev.events),
+                  "dumps": sorted(ev.dumps), "wipes": len(ev.wipes), "explanation": explanation}
+        if times:
+            result["first_anomaly_s"] = round(max(0, min(times)) / 1e9, 3)
+        return result

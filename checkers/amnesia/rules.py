@@ -71,7 +71,7 @@ def acknowledged_writes_survive(history: Sequence[Op], ev: Evidence) -> list[Vio
             if not isinstance(held, list) or call.input not in held:
                 around = ", ".join(faults_around(history, call.return_time)) or "none"
                 out.append({"rule": "1 lost append", "key": str(call.key), "op": call.invoke.index,
-                            "acked_at_ns": call.return_time,
+                            "acked_at_ns": call.return_time, "at_ns": call.return_time,
                             "explanation": f"{call.f} of {call.input!r} to {call.key!r} (op {call.invoke.index}) was "
                             f"acknowledged at {_secs(call.return_time)} but is missing from the final state. "
                             f"Faults around it: {around}."})
@@ -89,6 +89,7 @@ def acknowledged_writes_survive(history: Sequence[Op], ev: Evidence) -> list[Vio
             w = max(acked, key=lambda c: c.return_time)
             around = ", ".join(faults_around(history, w.return_time)) or "none"
             out.append({"rule": "1 lost write", "key": key, "op": w.invoke.index, "acked_at_ns": w.return_time,
+                        "at_ns": w.return_time,
                         "explanation": f"Key {key!r}: {w.f} of {_written_value(w)!r} (op {w.invoke.index}, process "
                         f"{w.process}) was acknowledged at {_secs(w.return_time)}, but the key is absent from the "
                         f"final state. Faults around it: {around}."})
@@ -101,7 +102,7 @@ def acknowledged_writes_survive(history: Sequence[Op], ev: Evidence) -> list[Vio
         if newer:
             w = min(newer, key=lambda c: c.call_time)
             out.append({"rule": "1 stale final state", "key": key, "op": w.invoke.index,
-                        "acked_at_ns": w.return_time, "final_value": value,
+                        "acked_at_ns": w.return_time, "at_ns": w.return_time, "final_value": value,
                         "explanation": f"Key {key!r} ends holding {value!r}, written by op {writer.invoke.index} "
                         f"(acknowledged at {_secs(writer.return_time)}); but {w.f} of {_written_value(w)!r} (op "
                         f"{w.invoke.index}) began later, at {_secs(w.call_time)}, and was acknowledged at "
@@ -135,6 +136,7 @@ def epochs_never_go_down(history: Sequence[Op], ev: Evidence) -> list[Violation]
             tomb = "tomb" in str(before.get("event")) or "delet" in str(before.get("event"))
             rule = "6 tombstone forgot its epoch" if tomb else "2 epoch went down"
             out.append({"rule": rule, "node": node, "uuid": k[0], "tablet": k[1], "from": prev[0], "to": epoch,
+                        "at_ns": ev.history_ns(float(e.get("ts", 0))),
                         "explanation": f"Node {node} (uuid {k[0][:8]}) reported epoch {prev[0]} for tablet {k[1]} "
                         f"({before.get('event')}), then epoch {epoch} ({e.get('event')}): a node must never "
                         f"forget an epoch it adopted{', even after deleting the replica' if tomb else ''}."})
@@ -146,10 +148,15 @@ def epochs_never_go_down(history: Sequence[Op], ev: Evidence) -> list[Violation]
 def one_leader_per_epoch(history: Sequence[Op], ev: Evidence) -> list[Violation]:
     """Rule 3: at most one node became leader (and so accepted writes) for each (tablet, epoch)."""
     leaders: dict[tuple[Any, int], set[str]] = defaultdict(set)
+    second_at: dict[tuple[Any, int], int | None] = {}
     for e in ev.events:
         if e.get("event") == "became_leader" and "tablet" in e and "epoch" in e and e.get("source") == e.get("node"):
-            leaders[(e["tablet"], e["epoch"])].add(str(e.get("source")))
+            k = (e["tablet"], e["epoch"])
+            leaders[k].add(str(e.get("source")))
+            if len(leaders[k]) == 2 and k not in second_at:
+                second_at[k] = ev.history_ns(float(e.get("ts", 0)))
     return [{"rule": "3 two leaders in one epoch", "tablet": t, "epoch": ep, "nodes": sorted(nodes),
+             "at_ns": second_at.get((t, ep)),
              "explanation": f"Tablet {t}, epoch {ep}: {' and '.join(sorted(nodes))} both became leader. Fencing "
              f"must make the epoch's leader unique, or both can acknowledge conflicting writes."}
             for (t, ep), nodes in sorted(leaders.items(), key=repr) if len(nodes) > 1]
@@ -196,6 +203,7 @@ def wiped_nodes_change_identity(history: Sequence[Op], ev: Evidence) -> list[Vio
         if later or (dump is not None and dump.get("uuid") == old):
             where = "started again" if later else "answered the final dump"
             out.append({"rule": "5 wiped node kept its identity", "node": node, "uuid": old, "wiped_at_ns": t_ns,
+                        "at_ns": ev.history_ns(float(later[0].get("ts", 0))) if later else None,
                         "explanation": f"Node {node} was wiped at {_secs(t_ns)} but {where} under its old uuid "
                         f"{old[:8]}: a node that lost its disk must rejoin as a new node."})
     return out
@@ -218,6 +226,7 @@ def deleted_keys_stay_deleted(history: Sequence[Op], ev: Evidence) -> list[Viola
                     and r.output is not None and repr(r.output) in older):
                 w = older[repr(r.output)]
                 out.append({"rule": "7 deleted key came back", "key": d.key, "op": r.invoke.index,
+                            "at_ns": r.return_time,
                             "explanation": f"Key {d.key!r} was deleted (op {d.invoke.index}, acknowledged at "
                             f"{_secs(d.return_time)}), yet read {r.output!r} (op {r.invoke.index}) at "
                             f"{_secs(r.call_time)}: the value op {w.invoke.index} wrote before the delete."})
