@@ -13,25 +13,38 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-# Name -> (where it lives, what it breaks). "wired" says the rule site already checks it.
+# Name -> where it lives, what it breaks, and the real bug it mirrors.
 BUGS: dict[str, str] = {
-    "ack-before-fsync": "wal/replica: a replica counts and acknowledges entries before they are fsynced",
-    "metadata-no-fsync": "metadata.sqlite_store: the metadata store commits without fsync (synchronous=OFF)",
-    "leader-not-highest-head": "rules.choose_leader: the operator picks the lowest head instead of the highest",
-    "commit-prior-epoch": "rules.can_commit: entries of earlier epochs commit directly on a majority",
-    "fence-current-ensemble-only": "rules.fencing_ensemble: the new node of a stalled swap/expand is not fenced",
-    "contract-below-commit": "rules.safe_to_contract: a contract is applied even if it lowers the commit index",
-    "stale-leader-reads": "leader.read: reads are served without confirming leadership with a quorum",
-    "gap-ack": "rules.continues_log: a follower acknowledges a batch that leaves a gap in its log",
-    "become-leader-before-followers": "rules.fence_quorum_reached: the leader is chosen before a fence majority",
-    "no-uuid-check": "node.dispatch, rules.rejoin_as_old_identity: nodes accept RPCs addressed to another UUID, and a"
-                     " wiped node rejoins under its old name and UUID",
-    "forget-epoch-on-tombstone": "rules.tombstone_keeps_epoch: deleting a replica drops its consensus metadata",
+    "ack-before-fsync": "wal/replica: a replica counts and acknowledges entries before they are fsynced, so an"
+                        " entry is acknowledged before a majority holds it durable. Mirrors Oxia #1176.",
+    "metadata-no-fsync": "statefile: the node writes its epoch and fence state (consensus metadata) without"
+                         " fsync, so a power loss can roll the epoch back. Mirrors Kudu KUDU-2195.",
+    "forget-epoch-on-tombstone": "rules.tombstone_keeps_epoch: deleting a replica drops its consensus metadata, so"
+                                 " the tombstone forgets its epoch. Mirrors the Kudu tablet-copy seed's amnesia.",
     "copy-overwrites-epoch": "rules.merge_consensus_meta: tablet copy adopts the remote epoch even when the local"
-                             " one is higher",
-    "count-pre-voter-acks": "rules.voting_members: catch-up (PRE_VOTER) replicas count toward the majority",
-    "stale-copy-session": "rules.session_open: a copy from a closed migration session is applied",
-    "no-cas-config-change": "rules.config_change_allowed: a config change skips the committed-config-id check",
+                             " one is higher. Mirrors the Kudu tablet-copy seed (a copy must never lower the epoch).",
+    "no-uuid-check": "node.dispatch, rules.rejoin_as_old_identity: nodes accept RPCs addressed to another UUID, so"
+                     " a wiped node rejoins under its old name and UUID. Mirrors Scylla's host-id amnesia.",
+    "leader-not-highest-head": "rules.choose_leader: the election picks the lowest head among the fenced nodes"
+                               " instead of the highest. Mirrors Oxia #579.",
+    "commit-prior-epoch": "rules.can_commit: entries of earlier epochs commit directly on a majority, as in Raft's"
+                          " figure 8.",
+    "fence-current-ensemble-only": "rules.fencing_ensemble: a stalled swap fences only the current ensemble, not"
+                                   " the new node, which allows split brain. Mirrors Oxia's ensemble-change fencing.",
+    "count-pre-voter-acks": "rules.voting_members: catch-up (PRE_VOTER) replicas count toward the majority."
+                            " Mirrors a Kudu bug.",
+    "contract-below-commit": "rules.safe_to_contract: a contract is applied without waiting for the commit index"
+                             " to pass the removed node's head. Mirrors Oxia's shrink-ensemble rule.",
+    "stale-leader-reads": "leader.read: reads are served without confirming leadership with a quorum. Mirrors a"
+                          " Ceph stale-read bug.",
+    "gap-ack": "rules.continues_log: a follower with a gap in its log acknowledges later entries. Mirrors Oxia"
+               " #1239.",
+    "stale-copy-session": "rules.session_open: a copy from a closed migration session is applied. Mirrors Scylla's"
+                          " topology guards.",
+    "no-cas-config-change": "rules.config_change_allowed: a config change skips the committed-config-id check."
+                            " Mirrors Kudu KUDU-1129.",
+    "become-leader-before-followers": "rules.fence_quorum_reached: a node reports itself leader before its"
+                                      " followers are added (before a fence majority). Mirrors Oxia #621.",
 }
 
 _enabled: set[str] = set()

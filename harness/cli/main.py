@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "bench": "harness.cli.bench_cmd:bench",
     "gen-history": "harness.cli.gen_history_cmd:gen_history",
     "image": "harness.cli.image_cmd:image",
+    "matrix": "harness.cli.matrix_cmd:matrix",
 }
 
 

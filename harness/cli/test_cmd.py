@@ -30,10 +30,15 @@ VERDICT_WORDS = {True: "VALID", False: "INVALID", "unknown": "UNKNOWN"}
 @click.option("--store", default="store", show_default=True, help="run store directory")
 @click.option("--bug", multiple=True, help="inject a named bug into the system (repeatable; see --list-bugs)")
 @click.option("--list-bugs", is_flag=True, help="print the injectable bugs and exit")
-def test(workload: str | None, nemesis: str | None, nodes: int, tablets: int, time_limit: float, concurrency: int,
-         rate: float, seed: int | None, interval: float, backend: str, store: str, bug: tuple[str, ...],
-         list_bugs: bool) -> None:
-    """Run a test: set up, drive clients and faults, heal, check, report. Exits 0/1/2/3."""
+@click.pass_context
+def test(ctx: click.Context, workload: str | None, nemesis: str | None, nodes: int, tablets: int, time_limit: float,
+         concurrency: int, rate: float, seed: int | None, interval: float, backend: str, store: str,
+         bug: tuple[str, ...], list_bugs: bool) -> None:
+    """Run a test: set up, drive clients and faults, heal, check, report. Exits 0/1/2/3.
+
+    With one --bug and neither --workload nor --nemesis, the bug's recommended test runs (its workload,
+    faults, time limit and fault interval; an explicit --time-limit or --interval still wins).
+    """
     if list_bugs:
         from system.bugs import BUGS
 
@@ -54,6 +59,17 @@ def test(workload: str | None, nemesis: str | None, nodes: int, tablets: int, ti
         reason = engine_unavailable()
         if reason is not None:
             fail(f"--backend docker: {reason}")
+    if len(bug) == 1 and workload is None and nemesis is None:
+        from harness.bug_recipes import recipe
+
+        r = recipe(bug[0])
+        workload, nemesis = r.workload, ",".join(r.nemesis)
+        if ctx.get_parameter_source("time_limit") is click.core.ParameterSource.DEFAULT:
+            time_limit = r.time_limit
+        if ctx.get_parameter_source("interval") is click.core.ParameterSource.DEFAULT:
+            interval = r.interval
+        click.echo(f"fencepost: --bug {bug[0]}: its recommended test: --workload {workload} --nemesis {nemesis} "
+                   f"--time-limit {time_limit:g} --interval {interval:g}", err=True)
     names = [n.strip() for n in (nemesis or "").split(",") if n.strip()]
     for name in names:
         if name not in nemeses.available():

@@ -1,0 +1,137 @@
+"""The detection matrix: every bug's recommended test over several seeds, with the bug and without it.
+
+Each run lands in the run store as part of one campaign (``results.json`` names the campaign, the case,
+and, for an invalid run, which checkers caught it and when: see :mod:`checkers.detection`). The
+campaign page of the store's index renders the detection table from those runs, so a matrix can be
+re-rendered, or extended by another seed, at any time.
+
+A bug counts as detected in a run when the run's verdict is invalid (exit 1). The clean system runs
+every recipe without the bug; any invalid or unknown verdict there is a false alarm.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.bug_recipes import recipe
+from harness.config import TestConfig
+
+CLEAN = "clean"
+"""The case name prefix of runs without a bug."""
+
+
+@dataclass
+class Cell:
+    """One run of the matrix.
+
+    Attributes:
+        bug: the injected bug, or None for the clean system.
+        recipe_of: the bug whose recipe ran (for clean runs, the recipe they repeat).
+        seed: the run's seed.
+        verdict: True, False or "unknown".
+        checkers: the checkers that found the anomaly (invalid runs).
+        first_anomaly_s: test seconds until the first evidence of the anomaly, when known.
+        run: the run's folder.
+        wall_s: wall-clock seconds the whole run took (setup, test, check, report).
+    """
+
+    bug: str | None
+    recipe_of: str
+    seed: int
+    verdict: bool | str
+    checkers: list[str] = field(default_factory=list)
+    first_anomaly_s: float | None = None
+    run: str = ""
+    wall_s: float = 0.0
+
+    @property
+    def detected(self) -> bool:
+        """The run was invalid."""
+        return self.verdict is False
+
+
+def plan(bugs: Sequence[str], seeds: Sequence[int], *, clean: bool = True) -> list[tuple[str | None, str, int]]:
+    """``(bug or None, recipe's bug, seed)`` for every run, bug runs first, in a stable order."""
+    runs: list[tuple[str | None, str, int]] = [(b, b, s) for b in bugs for s in seeds]
+    if clean:
+        runs += [(None, b, s) for b in bugs for s in seeds]
+    return runs
+
+
+def config_for(bug: str | None, recipe_of: str, seed: int, *, backend: str, campaign: str,
+               time_limit: float | None = None) -> TestConfig:
+    """The TestConfig of one matrix run."""
+    fields = recipe(recipe_of).config_fields()
+    if time_limit is not None:
+        fields["time_limit"] = time_limit
+    case = bug if bug is not None else f"{CLEAN} ({recipe_of})"
+    return TestConfig(**fields, backend=backend, seed=seed, bug=[bug] if bug else [],
+                      extra={"campaign": campaign, "case": case, "matrix": {"bug": bug, "recipe": recipe_of}})
+
+
+def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, backend: str = "local",
+               clean: bool = True, time_limit: float | None = None, campaign: str | None = None,
+               on_cell: Callable[[Cell], None] | None = None) -> list[Cell]:
+    """Run the matrix one run at a time; call ``on_cell`` after each. KeyboardInterrupt propagates."""
+    from harness.run import run_test
+
+    campaign = campaign or time.strftime("matrix-%Y%m%dT%H%M%S", time.gmtime())
+    cells = []
+    for bug, recipe_of, seed in plan(bugs, seeds, clean=clean):
+        config = config_for(bug, recipe_of, seed, backend=backend, campaign=campaign, time_limit=time_limit)
+        started = time.monotonic()
+        outcome = run_test(config, store)
+        found = outcome.results.get("detection") or {}
+        cell = Cell(bug, recipe_of, seed, outcome.valid, list(found.get("checkers", [])),
+                    found.get("first_anomaly_s"), str(outcome.run.path), round(time.monotonic() - started, 1))
+        cells.append(cell)
+        if on_cell is not None:
+            on_cell(cell)
+    return cells
+
+
+@dataclass
+class Row:
+    """One bug's line of the matrix (or the clean system's, with ``bug`` None)."""
+
+    bug: str | None
+    runs: int
+    detected: int
+    median_s: float | None
+    catching: list[tuple[str, int]]
+
+    @property
+    def rate(self) -> float:
+        """Detected runs over all runs."""
+        return self.detected / self.runs if self.runs else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {"bug": self.bug, "runs": self.runs, "detected": self.detected, "rate": round(self.rate, 3),
+                "median_time_to_detection_s": self.median_s, "catching": dict(self.catching)}
+
+
+def summarize(cells: Iterable[Cell]) -> list[Row]:
+    """One row per bug in first-seen order, then one for the clean system (its ``detected`` are alarms)."""
+    by_bug: dict[str | None, list[Cell]] = {}
+    for c in cells:
+        by_bug.setdefault(c.bug, []).append(c)
+    rows = []
+    for bug, group in sorted(by_bug.items(), key=lambda kv: kv[0] is None):
+        found = [c for c in group if (c.detected if bug is not None else c.verdict is not True)]
+        times = [c.first_anomaly_s for c in found if c.first_anomaly_s is not None]
+        catching = Counter(name for c in found for name in c.checkers).most_common()
+        rows.append(Row(bug, len(group), len(found), round(statistics.median(times), 1) if times else None,
+                        catching))
+    return rows
+
+
+def passed(rows: Sequence[Row], min_rate: float = 0.9) -> bool:
+    """Every bug detected in at least ``min_rate`` of its runs, and no alarm on the clean system."""
+    return all((r.rate >= min_rate) if r.bug is not None else r.detected == 0 for r in rows)

@@ -1,0 +1,96 @@
+"""Each injectable bug's recommended test: the workload and faults that expose it, and for how long.
+
+``fencepost test --bug NAME`` with neither ``--workload`` nor ``--nemesis`` runs the bug's recipe, and the
+detection matrix (:mod:`harness.bug_matrix`) runs every recipe over several seeds, with the bug and
+without it. The pairs were chosen by measurement; the README's matrix gives each one's detection rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from system.bugs import BUGS
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How to expose one bug.
+
+    Attributes:
+        workload: the workload name.
+        nemesis: the fault packages.
+        time_limit: seconds of workload.
+        interval: mean seconds between fault actions.
+        why: which fault opens the window the bug needs, and which checker should see it.
+        settings: other TestConfig fields (concurrency, rate, tablets, ...).
+    """
+
+    workload: str
+    nemesis: tuple[str, ...]
+    time_limit: float = 60.0
+    interval: float = 2.0
+    why: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def config_fields(self) -> dict[str, Any]:
+        """The TestConfig fields this recipe sets."""
+        return {"workload": self.workload, "nemesis": list(self.nemesis), "time_limit": self.time_limit,
+                "nemesis_interval": self.interval, **self.settings}
+
+
+RECIPES: dict[str, Recipe] = {
+    "ack-before-fsync": Recipe("log", ("lose-unsynced",), 60, 3.0,
+                               "a node power-loses entries it acknowledged; the amnesia and log checkers see "
+                               "acknowledged appends vanish"),
+    "metadata-no-fsync": Recipe("register", ("lose-unsynced", "partition"), 60, 2.0,
+                                "a power loss rolls a node's epoch back; the amnesia checker sees the epoch go "
+                                "down, and a fenced leader's writes may be accepted again"),
+    "forget-epoch-on-tombstone": Recipe("register", ("membership", "kill"), 60, 2.0,
+                                        "membership changes delete replicas; the amnesia checker sees the "
+                                        "tombstone's epoch go down"),
+    "copy-overwrites-epoch": Recipe("register", ("wipe", "membership", "partition"), 60, 2.0,
+                                    "tablet copies after wipes and moves; the amnesia checker sees an epoch "
+                                    "lowered by a copy"),
+    "no-uuid-check": Recipe("log", ("wipe", "kill"), 60, 2.0,
+                            "a wiped node rejoins under its old identity; the amnesia checker's identity rule "
+                            "and lost appends show it"),
+    "leader-not-highest-head": Recipe("log", ("kill", "partition"), 60, 2.0,
+                                      "failover picks a leader that lacks acknowledged entries; lost appends"),
+    "commit-prior-epoch": Recipe("log", ("partition", "kill"), 60, 1.0,
+                                 "leader changes with uncommitted tails; divergent committed entries"),
+    "fence-current-ensemble-only": Recipe("register", ("membership", "partition"), 60, 2.0,
+                                          "a stalled swap leaves the new node unfenced; two leaders in an epoch"),
+    "count-pre-voter-acks": Recipe("log", ("membership", "kill"), 60, 2.0,
+                                   "catch-up replicas count toward the majority; acknowledged appends are lost "
+                                   "when the real voters fail"),
+    "contract-below-commit": Recipe("log", ("membership", "kill"), 60, 2.0,
+                                    "a contract lowers the commit index; acknowledged appends are lost"),
+    "stale-leader-reads": Recipe("register", ("partition",), 60, 2.0,
+                                 "a partitioned old leader keeps serving reads; stale reads are not "
+                                 "linearizable"),
+    "gap-ack": Recipe("log", ("partition", "kill"), 60, 1.0,
+                      "a follower that missed a batch acknowledges later ones; lost appends after failover"),
+    "stale-copy-session": Recipe("register", ("membership", "wipe", "kill"), 60, 2.0,
+                                 "a copy from a closed migration session is applied; epochs go down"),
+    "no-cas-config-change": Recipe("register", ("operator", "membership"), 60, 2.0,
+                                   "two operators change the ensemble concurrently; two leaders or lost writes"),
+    "become-leader-before-followers": Recipe("log", ("kill", "partition"), 60, 2.0,
+                                             "a leader serves before a fence majority; two leaders in an epoch"),
+}
+
+
+def recipe(bug: str) -> Recipe:
+    """The recipe for ``bug``.
+
+    Raises:
+        KeyError: no such bug (the message lists the known ones).
+    """
+    if bug not in RECIPES:
+        raise KeyError(f"no recipe for bug {bug!r}; known: {', '.join(sorted(RECIPES))}")
+    return RECIPES[bug]
+
+
+def missing_recipes() -> list[str]:
+    """Bugs in the system's registry without a recipe (a test keeps this empty)."""
+    return sorted(set(BUGS) - set(RECIPES))

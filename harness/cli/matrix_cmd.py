@@ -1,0 +1,94 @@
+"""``fencepost matrix``: run the seeded-bug detection matrix and print its table.
+
+Exit 0 when every bug was detected in at least ``--min-rate`` of its runs and the clean system raised no
+alarm; 1 otherwise; 3 on bad input. The last line of output is the matrix as one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import click
+
+from harness.cli.errors import fail
+from harness.cli.exit_codes import ERROR
+
+if TYPE_CHECKING:
+    from harness.bug_matrix import Cell, Row
+
+VERDICTS = {True: "valid", False: "INVALID"}
+
+
+@click.command()
+@click.option("--bug", "bugs", multiple=True, help="a bug to include (repeatable; default: every bug)")
+@click.option("--seeds", type=click.IntRange(1, 1000), default=10, show_default=True, help="seeds per bug")
+@click.option("--first-seed", type=int, default=1, show_default=True, help="seeds are first-seed, first-seed+1, ...")
+@click.option("--backend", type=click.Choice(["local", "docker"]), default="local", show_default=True)
+@click.option("--store", default="store", show_default=True, help="run store directory")
+@click.option("--time-limit", type=click.FloatRange(1, 86400), default=None,
+              help="seconds of workload per run (default: each recipe's own)")
+@click.option("--clean/--no-clean", default=True, show_default=True,
+              help="also run every recipe without its bug, to count false alarms")
+@click.option("--min-rate", type=click.FloatRange(0, 1), default=0.9, show_default=True,
+              help="detection rate each bug must reach for exit 0")
+@click.option("--campaign", default=None, help="campaign name for the store's index (default: matrix-<time>)")
+def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, backend: str, store: str, time_limit: float | None,
+           clean: bool, min_rate: float, campaign: str | None) -> None:
+    """Run each bug's recommended test over several seeds, with and without the bug; print the matrix."""
+    from harness.bug_matrix import passed, run_matrix, summarize
+    from harness.bug_recipes import RECIPES, recipe
+    from nemesis import registry as nemeses
+
+    chosen = list(bugs) or sorted(RECIPES)
+    for b in chosen:
+        try:
+            r = recipe(b)
+        except KeyError as e:
+            fail(str(e.args[0]))
+        missing = [n for n in r.nemesis if n not in nemeses.available()]
+        if missing:
+            fail(f"bug {b}: its recipe needs the nemesis {', '.join(missing)}, which is not available")
+    if backend == "docker":
+        from harness.backends.docker_objects import engine_unavailable
+
+        reason = engine_unavailable()
+        if reason is not None:
+            fail(f"--backend docker: {reason}")
+
+    try:
+        cells = run_matrix(chosen, range(first_seed, first_seed + seeds), store, backend=backend, clean=clean,
+                           time_limit=time_limit, campaign=campaign, on_cell=show_cell)
+    except KeyboardInterrupt:
+        click.echo("fencepost: interrupted; finished runs are in the store", err=True)
+        sys.exit(ERROR)
+    rows = summarize(cells)
+    print_table(rows)
+    click.echo(json.dumps({"matrix": [r.as_dict() for r in rows], "passed": passed(rows, min_rate)}))
+    sys.exit(0 if passed(rows, min_rate) else 1)
+
+
+def show_cell(c: Cell) -> None:
+    """One line on stderr per finished run."""
+    what = c.bug or f"clean ({c.recipe_of})"
+    verdict = VERDICTS.get(c.verdict, "unknown") if isinstance(c.verdict, bool) else "unknown"
+    ttd = "" if c.first_anomaly_s is None else f" first anomaly at {c.first_anomaly_s:g} s"
+    click.echo(f"matrix: {what} seed={c.seed} {verdict} {','.join(c.checkers)}{ttd} ({c.wall_s:g} s) {c.run}",
+               err=True)
+
+
+def print_table(rows: Sequence[Row]) -> None:
+    """The matrix as a rich table on stdout."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Detection matrix")
+    for col in ("bug", "detected", "rate", "median time to detection", "caught by"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.bug or "clean system (false alarms)", f"{r.detected}/{r.runs}", f"{r.rate:.0%}",
+                      "-" if r.median_s is None else f"{r.median_s:g} s",
+                      ", ".join(f"{n} ({k})" for n, k in r.catching) or "-")
+    Console(width=140).print(table)
