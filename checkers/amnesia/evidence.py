@@ -7,6 +7,7 @@ start, to place wall-clock events on the history's timeline).
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,8 +22,10 @@ class Evidence:
     """Event logs, dumps and fault records for one run.
 
     Attributes:
-        events: every event of every node and operator, in wall-clock order; ``source`` names the process
-            whose log it came from (an operator's events also carry ``node``: the node they concern).
+        events: every event of every node and operator, merged in wall-clock order, but each process's
+            own events always in the order it logged them (a clock fault may move a node's clock back);
+            ``source`` names the process whose log it came from (an operator's events also carry ``node``:
+            the node they concern).
         dumps: node -> its final dump (``{"uuid", "tablets": {tablet: state}}``), nodes that answered only.
         wipes: ``(history time ns, node, old uuid)`` for each wipe the nemesis applied.
         start_wall_s: the history's time zero on the wall clock, if recorded.
@@ -73,17 +76,17 @@ def load_evidence(run_dir: Path | None, history: Sequence[Op]) -> Evidence:
     if timing.exists():
         ev.start_wall_s = float(json.loads(timing.read_text())["start_wall_s"])
     nodes = run_dir / "nodes"
+    logs: list[list[dict[str, Any]]] = []
     if nodes.is_dir():
         for node_dir in sorted(p for p in nodes.iterdir() if p.is_dir()):
             events = node_dir / "events.jsonl"
             if events.exists():
-                for rec in _read_jsonl(events):
-                    rec["source"] = node_dir.name
-                    ev.events.append(rec)
+                logs.append([{**rec, "source": node_dir.name} for rec in _read_jsonl(events)])
             dump = node_dir / "dump.json"
             if dump.exists():
                 data = json.loads(dump.read_text())
                 if isinstance(data, dict) and "tablets" in data:
                     ev.dumps[node_dir.name] = data
-    ev.events.sort(key=lambda e: e.get("ts", 0.0))
+    # heapq.merge only ever takes the head of each log, so a log whose timestamps go backwards keeps its order.
+    ev.events = list(heapq.merge(*logs, key=lambda e: float(e.get("ts", 0.0))))
     return ev
