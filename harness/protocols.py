@@ -90,6 +90,10 @@ class Backend(Protocol):
         """Kill a node, damage one of its tablet WALs ("truncate" or "bitflip"), start it again; say what."""
         ...
 
+    async def set_clock(self, node: str, offset: float) -> None:
+        """Set a data node's wall clock to real time plus ``offset`` seconds (0 puts it back)."""
+        ...
+
     async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
         """Drop traffic so that each node in ``grudge`` cannot reach the nodes listed for it."""
         ...

@@ -32,6 +32,7 @@ from typing import Any
 
 from harness.backends import docker_objects as objs
 from harness.config import TestConfig
+from nemesis.registry import needs
 from system.admin import call, call_sync
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ SECRET_PATH = "/cluster-secret.json"
 SQLITE_URL = "sqlite:///meta/metadata.db"
 ETCD_PORT = 2379
 START_TIMEOUT_S = 60
+CLOCK_UNSUPPORTED = "clock faults need the local backend (--backend local): the node image has no libfaketime"
 
 
 @dataclass
@@ -80,6 +82,8 @@ class DockerBackend:
 
     async def setup(self, test: TestConfig, run_dir: Path) -> None:
         """Build the image if needed, create the network and volumes, start every container, wait for leaders."""
+        if "faketime" in needs(test.nemesis):
+            raise RuntimeError(CLOCK_UNSUPPORTED)
         self._run_dir = run_dir
         (run_dir / "cluster" / "logs").mkdir(parents=True, exist_ok=True)
         (run_dir / "cleanup.json").write_text(json.dumps({"docker_run": self.run_id}) + "\n")
@@ -336,6 +340,10 @@ class DockerBackend:
             return {"node": node, **await asyncio.to_thread(damage_container_wal, wrapped, kind, rng)}
         finally:
             await self.start(node)
+
+    async def set_clock(self, node: str, offset: float) -> None:
+        """Refused: the node image has no libfaketime."""
+        raise RuntimeError(CLOCK_UNSUPPORTED)
 
     async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
         """Drop traffic between the grudge's node pairs with iptables inside each node's container."""

@@ -22,8 +22,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.backends import faketime
 from harness.backends.iptables import Partitioner, why_unavailable
 from harness.config import TestConfig
+from nemesis.registry import needs
 from system.admin import call
 from system.launcher import Cluster
 
@@ -41,17 +43,25 @@ class LocalBackend:
         self.cluster: Cluster | None = None
         self._partitioner: Partitioner | None = None
         self._run_dir: Path | None = None
+        self._faketime = False
 
     async def setup(self, test: TestConfig, run_dir: Path) -> None:
         """Start the cluster under ``run_dir/cluster`` and wait until every tablet has a leader."""
         self._run_dir = run_dir
         directory = run_dir / "cluster"
         standby = "operator" in test.nemesis  # a second operator, stopped until a race starts it
+        node_env: dict[str, str] = {}
+        if "faketime" in needs(test.nemesis):  # clock faults: every node reads its own offset file
+            node_env = faketime.node_env()  # a missing offset file reads as real time
+            self._faketime = True
         self.cluster = await asyncio.to_thread(
             Cluster.start, str(directory), nodes=test.nodes, tablets=test.tablets,
             replication=min(3, test.nodes), bugs=tuple(test.bug), operators=2 if standby else 1,
+            node_env=node_env,
         )
         self._write_cleanup()
+        if self._faketime:
+            await asyncio.to_thread(faketime.reset_all, self.cluster.dir, self.nodes())
         if standby:
             await asyncio.to_thread(self.cluster.kill, "op2")
         await asyncio.to_thread(self.cluster.wait_ready, 60.0)
@@ -145,6 +155,15 @@ class LocalBackend:
         finally:
             await asyncio.to_thread(self._launch, node)
         return done
+
+    async def set_clock(self, node: str, offset: float) -> None:
+        """Rewrite the node's libfaketime offset file; the node's next clock read sees it."""
+        if not self._faketime:
+            raise RuntimeError("clock faults need the nodes started under libfaketime: name a clock nemesis")
+        c = self._require()
+        if node not in c.node_addrs:
+            raise ValueError(f"no data node {node!r}")
+        await asyncio.to_thread(faketime.write_offset, faketime.clock_file(c.dir, node), offset)
 
     async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
         """Drop traffic between the grudge's node pairs with iptables."""

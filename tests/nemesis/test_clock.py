@@ -1,0 +1,141 @@
+"""The clock fault: its plans, and on a real local cluster, nodes whose clocks it moves and puts back."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.backends import faketime
+from harness.backends.local import LocalBackend
+from harness.config import TestConfig
+from harness.protocols import FaultSpec, Nemesis
+from nemesis.clock import MAX_BUMP_S, MAX_SKEW_S, TARGETS, ClockNemesis, plan, strobe
+from nemesis.registry import load, needs
+from system.client import Client
+
+NODES = ["n1", "n2", "n3"]
+HAVE_FAKETIME = any(Path(d, faketime.LIB_NAME).is_file() for d in faketime.LIB_DIRS)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_same_rng_same_plan(target: str) -> None:
+    assert plan(target, NODES, random.Random(3)) == plan(target, NODES, random.Random(3))
+
+
+def test_plans_stay_within_their_bounds() -> None:
+    for seed in range(50):
+        rng = random.Random(seed)
+        (node, offset), = plan("bump", NODES, rng)["offsets"].items()
+        assert node in NODES and 1.0 <= abs(offset) <= MAX_BUMP_S
+        skew = plan("skew", NODES, rng)["offsets"]
+        assert sorted(skew) == NODES and all(abs(o) <= MAX_SKEW_S for o in skew.values())
+        s = plan("strobe", NODES, rng)
+        assert s["node"] in NODES and abs(s["delta"]) >= 0.2 and 0.01 <= s["period"] <= 0.2
+    with pytest.raises(ValueError, match="unknown target"):
+        plan("melt", NODES, random.Random(1))
+
+
+def test_the_package_is_found_and_asks_for_faketime() -> None:
+    pkg = load("clock")
+    assert isinstance(pkg, Nemesis) and pkg.name == "clock"
+    assert needs(["clock", "kill"]) == {"faketime"}
+    assert needs(["kill", "partition"]) == frozenset()
+
+
+class Clocks:
+    """A stand-in backend holding offsets, for the strobe's bookkeeping (no processes involved)."""
+
+    def __init__(self) -> None:
+        self.offsets: dict[str, float] = {}
+        self.writes = 0
+
+    def nodes(self) -> list[str]:
+        return NODES
+
+    async def set_clock(self, node: str, offset: float) -> None:
+        self.offsets[node] = offset
+        self.writes += 1
+
+
+def test_strobe_is_bounded_and_stop_cancels_it_and_resets() -> None:
+    async def scenario() -> None:
+        clocks = Clocks()
+        assert await strobe(clocks, "n1", 2.0, 0.01, limit_s=0.05) == 5  # type: ignore[arg-type]
+        assert clocks.offsets["n1"] == 0.0
+        nem = ClockNemesis()
+        await nem.start(clocks, FaultSpec("clock", "strobe"), random.Random(2))  # type: ignore[arg-type]
+        await asyncio.sleep(0.3)
+        flips = clocks.writes
+        assert flips > 2
+        assert (await nem.stop(clocks))["reset"]  # type: ignore[arg-type]
+        assert set(clocks.offsets.values()) == {0.0}
+        await asyncio.sleep(0.3)
+        assert clocks.writes == flips + 2  # the strobe's own reset and stop's; nothing after
+        await nem.heal(clocks)  # type: ignore[arg-type]
+        assert set(clocks.offsets) == set(NODES) and set(clocks.offsets.values()) == {0.0}
+
+    asyncio.run(scenario())
+
+
+def last_commit_ts(backend: LocalBackend, node: str) -> float:
+    """The wall-clock stamp the node put on its newest commit event."""
+    assert backend.cluster is not None
+    events = Path(backend.cluster.procs[node].info["data"]) / "events.jsonl"
+    records = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
+    stamps = [r["ts"] for r in records if r.get("event") == "commit"]
+    assert stamps, f"{node} logged no commit"
+    return float(stamps[-1])
+
+
+async def node_clock_offset(backend: LocalBackend, client: Client, node: str, key: str) -> float:
+    """Write, then read how far the node's commit stamp is from our clock (every node holds every tablet)."""
+    before = time.time()
+    assert (await client.put(key, before)).type == "ok"
+    await asyncio.sleep(0.3)
+    return last_commit_ts(backend, node) - before
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_FAKETIME, reason=faketime.MISSING)
+def test_a_bump_moves_one_nodes_clock_and_stop_and_heal_put_it_back(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        backend = LocalBackend()
+        nem = ClockNemesis()
+        try:
+            await backend.setup(TestConfig(nodes=3, tablets=1, nemesis=["clock"]), tmp_path)
+            client = Client(backend.cluster_info()["operators"], timeout=5.0)
+            try:
+                assert abs(await node_clock_offset(backend, client, "n1", "k0")) < 2.0
+                desc = await nem.start(backend, FaultSpec("clock", "bump"), random.Random(7))
+                (node, offset), = desc["offsets"].items()
+                assert faketime.read_offset(faketime.clock_file(tmp_path / "cluster", node)) == offset
+                assert await node_clock_offset(backend, client, node, "k1") == pytest.approx(offset, abs=2.0)
+                assert await nem.stop(backend) == {"reset": [node]}
+                assert abs(await node_clock_offset(backend, client, node, "k2")) < 2.0
+                await nem.start(backend, FaultSpec("clock", "skew"), random.Random(8))
+                await nem.start(backend, FaultSpec("clock", "strobe"), random.Random(9))
+                for i in range(20):  # the cluster serves through skew and strobe
+                    assert (await client.put(f"s{i}", i)).type == "ok"
+                await nem.heal(backend)
+                for n in backend.nodes():
+                    assert faketime.read_offset(faketime.clock_file(tmp_path / "cluster", n)) == 0.0
+            finally:
+                await client.close()
+        finally:
+            if backend.cluster is not None:
+                with contextlib.suppress(Exception):
+                    await nem.heal(backend)
+            await backend.teardown()
+
+    asyncio.run(scenario())
+
+
+def test_clock_faults_are_refused_on_nodes_started_without_faketime() -> None:
+    with pytest.raises(RuntimeError, match="libfaketime"):
+        asyncio.run(LocalBackend().set_clock("n1", 5.0))
