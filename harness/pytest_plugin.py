@@ -1,8 +1,10 @@
 """Fencepost's pytest plugin, registered through the ``pytest11`` entry point.
 
-Options: ``--fencepost-backend``, ``--fencepost-time-limit``, ``--fencepost-store``.
-Fixtures: ``cluster`` (a running local cluster) and ``run_test`` (runs a test config and returns its
-:class:`harness.run.RunOutcome`). Markers: ``campaign``, ``nightly``, ``docker``, ``spark``.
+Options: ``--fencepost-backend``, ``--fencepost-time-limit``, ``--fencepost-store``, ``--fencepost-nightly``
+(tests marked ``nightly`` are skipped without it).
+Fixtures: ``cluster`` (a running local cluster), ``run_test`` (runs a test config and returns its
+:class:`harness.run.RunOutcome`) and ``campaign_settings`` (the options and campaign id, for tests that
+drive runs themselves, such as the bug matrix). Markers: ``campaign``, ``nightly``, ``docker``, ``spark``.
 
 A campaign is a parametrized matrix of workload x nemesis::
 
@@ -16,6 +18,7 @@ A campaign is a parametrized matrix of workload x nemesis::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,12 +44,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fencepost-time-limit", type=float, default=None,
                     help="seconds each campaign test runs its workload (overrides the test's own)")
     group.addoption("--fencepost-store", default=None, help="run store directory for campaign tests")
+    group.addoption("--fencepost-nightly", action="store_true", default=False,
+                    help="also run the tests marked nightly (the whole bug matrix; hours)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register Fencepost's markers so ``--strict-markers`` accepts them anywhere."""
     for line in MARKERS:
         config.addinivalue_line("markers", line)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip ``nightly`` tests unless ``--fencepost-nightly`` was given."""
+    if config.getoption("fencepost_nightly"):
+        return
+    skip = pytest.mark.skip(reason="nightly: run with --fencepost-nightly")
+    for item in items:
+        if "nightly" in item.keywords:
+            item.add_marker(skip)
 
 
 def _campaign_id(request: pytest.FixtureRequest) -> str:
@@ -69,6 +84,31 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     with Cluster.start(str(tmp_path / "cluster"), nodes=3, tablets=4) as c:
         c.wait_ready(60.0)
         yield c
+
+
+@dataclass(frozen=True)
+class CampaignSettings:
+    """Where and how this test's campaign runs (from the ``--fencepost-*`` options).
+
+    Attributes:
+        backend: local or docker.
+        store: the run store.
+        time_limit: the override of each test's own time limit, if given.
+        campaign: the campaign id runs should carry, so the store's index groups them.
+    """
+
+    backend: str
+    store: Path
+    time_limit: float | None
+    campaign: str
+
+
+@pytest.fixture
+def campaign_settings(request: pytest.FixtureRequest, tmp_path: Path) -> CampaignSettings:
+    """The backend, store, time limit override and campaign id for tests that drive runs themselves."""
+    opts = request.config.option
+    store = Path(opts.fencepost_store) if opts.fencepost_store else tmp_path / "store"
+    return CampaignSettings(opts.fencepost_backend, store, opts.fencepost_time_limit, _campaign_id(request))
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 
 Each run is summarised from test.json and results.json (never the full history: its op count is a
 line count). Campaigns group runs by results.json's ``campaign`` and show a matrix of cases against
-verdicts; a case is results.json's ``case``, else ``workload / nemesis / bug``.
+verdicts; a case is results.json's ``case``, else ``workload / nemesis / bug``. A campaign whose runs
+inject bugs (the detection matrix) also shows, per bug, how often and how fast which checker caught it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.bug_matrix import Cell, Row, summarize
 from harness.store import RunDir, RunStore
 from reports.run_view import Verdict, load_run
 from reports.templating import environment, short_value, stamp_time
@@ -68,6 +70,15 @@ class RunSummary:
     campaign: str | None
     case: str
     has_report: bool
+    bugs: tuple[str, ...] = ()
+    detection: dict[str, Any] | None = None
+
+
+def _bugs(value: Any) -> tuple[str, ...]:
+    """test.json's ``bug``: a list of names (or one name, in older runs)."""
+    if isinstance(value, str):
+        return (value,) if value else ()
+    return tuple(str(b) for b in value if b) if isinstance(value, list) else ()
 
 
 def summarise(run: RunDir, root: Path) -> RunSummary:
@@ -94,6 +105,8 @@ def summarise(run: RunDir, root: Path) -> RunSummary:
         campaign=str(campaign) if campaign is not None else None,
         case=case_text,
         has_report=run.report_path.exists(),
+        bugs=_bugs(cfg.get("bug")),
+        detection=results.get("detection") if isinstance(results.get("detection"), dict) else None,
     )
 
 
@@ -130,11 +143,30 @@ def campaign_matrix(rows: Iterable[RunSummary], campaign: str) -> dict[str, dict
     return dict(sorted(matrix.items()))
 
 
+def detection_rows(rows: Iterable[RunSummary], campaign: str) -> list[Row]:
+    """The bug-detection table of a campaign whose runs inject bugs (empty if none does).
+
+    One row per bug: runs, detected (invalid) runs, median test time to the first evidence, and the
+    checkers that caught it; then the runs without a bug, whose non-valid verdicts are false alarms.
+    """
+    mine = [r for r in rows if r.campaign == campaign]
+    if not any(r.bugs for r in mine):
+        return []
+    verdicts: dict[str, bool | str] = {"valid": True, "invalid": False}
+    cells = [Cell(",".join(r.bugs) or None, ",".join(r.bugs), 0, verdicts.get(r.verdict, "unknown"),
+                  list((r.detection or {}).get("checkers", [])), (r.detection or {}).get("first_anomaly_s"),
+                  r.rel) for r in sorted(mine, key=lambda r: (",".join(r.bugs), r.timestamp))]
+    return summarize(cells)
+
+
 def render_campaign(store: RunStore, campaign: str) -> str | None:
-    """The campaign page (matrix of cases x verdicts), or None if no run belongs to ``campaign``."""
-    matrix = campaign_matrix(summaries(store), campaign)
+    """The campaign page (matrix of cases x verdicts, and the bug-detection table), or None if no run
+    belongs to ``campaign``."""
+    rows = summaries(store)
+    matrix = campaign_matrix(rows, campaign)
     if not matrix:
         return None
     totals = {v: sum(len(cells[v]) for cells in matrix.values()) for v in VERDICTS}
     return environment().get_template("campaign.html.j2").render(
-        campaign=campaign, matrix=matrix, verdicts=VERDICTS, totals=totals)
+        campaign=campaign, matrix=matrix, verdicts=VERDICTS, totals=totals,
+        detection=detection_rows(rows, campaign))

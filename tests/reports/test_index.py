@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.store import RunStore
-from reports.index import campaign_matrix, count_lines, render_campaign, render_index, summaries
+from reports.index import campaign_matrix, count_lines, detection_rows, render_campaign, render_index, summaries
 from tests.reports.sample_runs import make_run
 from tests.reports.test_render import V0_RUN
 
@@ -70,3 +70,18 @@ def test_an_unreadable_results_file_still_gives_a_row(tmp_path: Path) -> None:
     run.results_json.write_text("{broken", encoding="utf-8")
     (row,) = summaries(store)
     assert row.verdict == "unchecked" and row.ops is None and json.loads(row.nemesis) == {"odd": "shape"}
+
+
+def test_a_campaign_of_bug_runs_gets_a_detection_table(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    for seed in (1, 2):
+        make_run(store, invalid=True, seed=seed, campaign="matrix-1", plots=False)
+    make_run(store, seed=3, campaign="matrix-1", plots=False)
+    make_run(store, seed=4, campaign="plain", plots=False)
+    rows = {r.bug: r for r in detection_rows(summaries(store), "matrix-1")}
+    assert rows["stale-read-on-minority"].detected == 2 and rows["stale-read-on-minority"].runs == 2
+    assert rows[None].runs == 1 and rows[None].detected == 0
+    assert detection_rows(summaries(store), "plain") == []
+    page = render_campaign(store, "matrix-1")
+    assert page is not None and 'id="detection"' in page and 'data-bug="stale-read-on-minority"' in page
+    assert 'id="detection"' not in (render_campaign(store, "plain") or "")

@@ -1,0 +1,75 @@
+"""Failover fault: let a follower fall behind, then kill the leader the moment it rejoins.
+
+Plain kills and partitions rarely open the window that election bugs need: on loopback every follower
+keeps up, so all candidates hold the same head. This fault makes the candidates differ:
+
+1. isolate one follower F of the busiest leader L from the other nodes, while clients keep writing;
+2. after a lag of 1-3 s, heal the network and at once SIGKILL L.
+
+The operator must now pick the new leader from F (behind) and the other follower G (up to date). A
+correct election takes the highest head (G); one that takes any fenced node may take F and truncate
+acknowledged entries, which the amnesia and log checkers report as lost. The window's end restarts L.
+Targets: ``lagging-follower`` (as above) and ``lagging-leader`` (the lagging node is killed instead of
+the leader, so the leader must re-admit it by catch-up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from harness.protocols import Backend, FaultSpec
+from nemesis.targets import busiest_leader, complete_grudge
+
+TARGETS = ("lagging-follower", "lagging-leader")
+LAG_S = (1.0, 3.0)
+
+
+class FailoverNemesis:
+    """Lag a follower, then kill the leader as the network heals."""
+
+    name = "failover"
+    color = "#d62828"
+
+    def __init__(self) -> None:
+        self._killed: list[str] = []
+
+    def targets(self) -> Sequence[str]:
+        """lagging-follower (kill the leader) or lagging-leader (kill the lagging node)."""
+        return TARGETS
+
+    async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+        """Isolate a follower, wait, heal and kill; return what was done."""
+        nodes = sorted(backend.nodes())
+        leader = await busiest_leader(backend) or rng.choice(nodes)
+        followers = [n for n in nodes if n != leader]
+        if not followers:
+            return {"target": spec.target, "skipped": "a single node has no follower"}
+        lagging = rng.choice(followers)
+        lag = round(rng.uniform(*LAG_S), 2)
+        await backend.partition(complete_grudge([[lagging], [n for n in nodes if n != lagging]]))
+        await asyncio.sleep(lag)
+        victim = leader if spec.target == "lagging-follower" else lagging
+        await backend.heal_network()
+        await backend.kill(victim)
+        self._killed.append(victim)
+        return {"target": spec.target, "leader": leader, "lagging": lagging, "lag_s": lag, "killed": victim}
+
+    async def stop(self, backend: Backend) -> dict[str, Any]:
+        """Start the killed node again."""
+        started, self._killed = self._killed, []
+        for node in started:
+            await backend.start(node)
+        return {"started": started}
+
+    async def heal(self, backend: Backend) -> None:
+        """Heal the network and start every node this fault killed."""
+        await backend.heal_network()
+        await self.stop(backend)
+
+
+def package() -> FailoverNemesis:
+    """The failover fault package."""
+    return FailoverNemesis()

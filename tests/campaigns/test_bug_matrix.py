@@ -1,0 +1,55 @@
+"""The seeded-bug detection matrix.
+
+In CI (``make test``) a short subset runs: a few bugs whose recipes catch them quickly, each once with
+the bug (it must be caught) and once without (no false alarm). With ``--fencepost-nightly`` every bug
+runs its recipe over ten seeds, and over the same ten seeds without the bug: it must be caught in at
+least nine, and the clean system must pass all ten. The runs form one campaign, whose page in the
+store's index shows the detection table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from harness.backends.iptables import why_unavailable
+from harness.bug_matrix import passed, run_matrix, summarize
+from harness.bug_recipes import RECIPES, recipe
+from harness.pytest_plugin import CampaignSettings
+from harness.run import RunOutcome
+
+CI_SUBSET = {"leader-not-highest-head": 1}
+"""Bug -> a seed, for the CI subset: quick recipes, known to catch the bug at that seed."""
+
+NIGHTLY_SEEDS = range(1, 11)
+
+
+def _needs_iptables(bug: str) -> None:
+    if {"partition", "failover"} & set(recipe(bug).nemesis) and why_unavailable() is not None:
+        pytest.skip(f"{bug}'s recipe needs network faults: {why_unavailable()}")
+
+
+@pytest.mark.campaign
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", sorted(CI_SUBSET))
+def test_the_bug_is_caught_and_its_clean_twin_passes(run_test: Callable[..., RunOutcome], bug: str) -> None:
+    _needs_iptables(bug)
+    fields = {**recipe(bug).config_fields(), "seed": CI_SUBSET[bug]}
+    caught = run_test(**fields, bug=[bug], extra={"case": bug})
+    assert caught.valid is False, f"{bug} was not caught: see {caught.report or caught.run.path}"
+    assert caught.results["detection"]["checkers"], caught.results["detection"]
+    clean = run_test(**fields, extra={"case": f"clean ({bug})"})
+    assert clean.valid is True, f"false alarm without {bug}: see {clean.report or clean.run.path}"
+
+
+@pytest.mark.nightly
+@pytest.mark.campaign
+@pytest.mark.parametrize("bug", sorted(RECIPES))
+def test_nightly_matrix(campaign_settings: CampaignSettings, bug: str) -> None:
+    _needs_iptables(bug)
+    s = campaign_settings
+    cells = run_matrix([bug], NIGHTLY_SEEDS, s.store, backend=s.backend, time_limit=s.time_limit,
+                       campaign=s.campaign)
+    rows = summarize(cells)
+    assert passed(rows, 0.9), [r.as_dict() for r in rows]

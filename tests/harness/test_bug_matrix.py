@@ -1,0 +1,35 @@
+"""The matrix's plan and its summary rows."""
+
+from __future__ import annotations
+
+from harness.bug_matrix import CLEAN, Cell, config_for, passed, plan, summarize
+
+
+def test_the_plan_runs_every_bug_then_its_clean_twin() -> None:
+    assert plan(["a", "b"], [1, 2]) == [("a", "a", 1), ("a", "a", 2), ("b", "b", 1), ("b", "b", 2),
+                                        (None, "a", 1), (None, "a", 2), (None, "b", 1), (None, "b", 2)]
+    assert plan(["a"], [5], clean=False) == [("a", "a", 5)]
+
+
+def test_a_config_carries_the_recipe_seed_bug_and_campaign() -> None:
+    c = config_for("gap-ack", "gap-ack", 7, backend="local", campaign="m1")
+    assert c.bug == ["gap-ack"] and c.seed == 7 and c.extra["campaign"] == "m1" and c.extra["case"] == "gap-ack"
+    clean = config_for(None, "gap-ack", 7, backend="local", campaign="m1", time_limit=5)
+    assert clean.bug == [] and clean.time_limit == 5 and clean.extra["case"] == f"{CLEAN} (gap-ack)"
+    assert clean.workload == c.workload and clean.nemesis == c.nemesis
+
+
+def test_rows_count_detections_times_and_catching_checkers() -> None:
+    cells = [Cell("x", "x", 1, False, ["amnesia", "log"], 4.0), Cell("x", "x", 2, False, ["amnesia"], 8.0),
+             Cell("x", "x", 3, True), Cell("x", "x", 4, "unknown"),
+             Cell(None, "x", 1, True), Cell(None, "x", 2, True)]
+    [x, clean] = summarize(cells)
+    assert (x.bug, x.runs, x.detected, x.median_s) == ("x", 4, 2, 6.0)
+    assert x.catching == [("amnesia", 2), ("log", 1)] and x.rate == 0.5
+    assert (clean.bug, clean.runs, clean.detected) == (None, 2, 0)
+    assert passed([x, clean], 0.5) and not passed([x, clean], 0.9)
+
+
+def test_an_unknown_clean_run_is_a_false_alarm() -> None:
+    [x, clean] = summarize([Cell("x", "x", 1, False), Cell(None, "x", 1, "unknown")])
+    assert clean.detected == 1 and not passed([x, clean], 0.9)

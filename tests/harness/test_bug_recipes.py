@@ -1,0 +1,30 @@
+"""Every injectable bug has a recipe that names real workloads and fault packages."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.bug_recipes import RECIPES, missing_recipes, recipe
+from harness.config import TestConfig
+from nemesis import registry as nemeses
+from system.bugs import BUGS
+from workloads import registry as workloads
+
+
+def test_every_bug_has_a_recipe_and_every_recipe_a_bug() -> None:
+    assert missing_recipes() == []
+    assert set(RECIPES) == set(BUGS)
+
+
+@pytest.mark.parametrize("bug", sorted(RECIPES))
+def test_a_recipe_names_real_packages_and_makes_a_config(bug: str) -> None:
+    r = recipe(bug)
+    assert r.workload in workloads.available()
+    assert set(r.nemesis) <= set(nemeses.available()), set(r.nemesis) - set(nemeses.available())
+    config = TestConfig(**r.config_fields(), bug=[bug])
+    assert config.nemesis == list(r.nemesis) and config.time_limit <= 120 and r.why
+
+
+def test_an_unknown_bug_has_no_recipe() -> None:
+    with pytest.raises(KeyError, match="no recipe for bug 'nope'"):
+        recipe("nope")
