@@ -46,17 +46,19 @@ RECIPES: dict[str, Recipe] = {
     "metadata-no-fsync": Recipe("register", ("lose-unsynced", "partition"), 60, 2.0,
                                 "a power loss rolls a node's epoch back; the amnesia checker sees the epoch go "
                                 "down, and a fenced leader's writes may be accepted again"),
-    "forget-epoch-on-tombstone": Recipe("register", ("membership", "kill"), 60, 2.0,
+    "forget-epoch-on-tombstone": Recipe("register", ("membership", "kill"), 40, 2.0,
                                         "membership changes delete replicas; the amnesia checker sees the "
                                         "tombstone's epoch go down"),
     "copy-overwrites-epoch": Recipe("register", ("wipe", "membership", "partition"), 60, 2.0,
                                     "tablet copies after wipes and moves; the amnesia checker sees an epoch "
                                     "lowered by a copy"),
-    "no-uuid-check": Recipe("log", ("wipe", "kill"), 60, 2.0,
+    "no-uuid-check": Recipe("log", ("wipe", "kill"), 40, 3.0,
                             "a wiped node rejoins under its old identity; the amnesia checker's identity rule "
                             "and lost appends show it"),
-    "leader-not-highest-head": Recipe("log", ("kill", "partition"), 60, 2.0,
-                                      "failover picks a leader that lacks acknowledged entries; lost appends"),
+    "leader-not-highest-head": Recipe("log", ("failover",), 40, 3.0,
+                                      "a follower lags and the leader dies: the election picks the lagging "
+                                      "node and truncates acknowledged appends, which the amnesia and log "
+                                      "checkers report lost"),
     "commit-prior-epoch": Recipe("log", ("partition", "kill"), 60, 1.0,
                                  "leader changes with uncommitted tails; divergent committed entries"),
     "fence-current-ensemble-only": Recipe("register", ("membership", "partition"), 60, 2.0,
@@ -66,7 +68,7 @@ RECIPES: dict[str, Recipe] = {
                                    "when the real voters fail"),
     "contract-below-commit": Recipe("log", ("membership", "kill"), 60, 2.0,
                                     "a contract lowers the commit index; acknowledged appends are lost"),
-    "stale-leader-reads": Recipe("register", ("partition",), 60, 2.0,
+    "stale-leader-reads": Recipe("register", ("partition",), 40, 2.0,
                                  "a partitioned old leader keeps serving reads; stale reads are not "
                                  "linearizable"),
     "gap-ack": Recipe("log", ("partition", "kill"), 60, 1.0,
@@ -75,8 +77,10 @@ RECIPES: dict[str, Recipe] = {
                                  "a copy from a closed migration session is applied; epochs go down"),
     "no-cas-config-change": Recipe("register", ("operator", "membership"), 60, 2.0,
                                    "two operators change the ensemble concurrently; two leaders or lost writes"),
-    "become-leader-before-followers": Recipe("log", ("kill", "partition"), 60, 2.0,
-                                             "a leader serves before a fence majority; two leaders in an epoch"),
+    "become-leader-before-followers": Recipe("log", ("failover",), 40, 3.0,
+                                             "a follower lags, the leader dies and the other follower is "
+                                             "slow: the first fenced node leads without a fence majority and "
+                                             "truncates acknowledged appends"),
 }
 
 

@@ -9,8 +9,10 @@ keeps up, so all candidates hold the same head. This fault makes the candidates 
 The operator must now pick the new leader from F (behind) and the other follower G (up to date). A
 correct election takes the highest head (G); one that takes any fenced node may take F and truncate
 acknowledged entries, which the amnesia and log checkers report as lost. The window's end restarts L.
-Targets: ``lagging-follower`` (as above) and ``lagging-leader`` (the lagging node is killed instead of
-the leader, so the leader must re-admit it by catch-up).
+Targets: ``lagging-follower`` (as above); ``lagging-follower-slow-peer`` (as above, and G is paused for
+1.5 s as L dies, so F answers the election first: a correct operator waits for a fence majority and
+still picks G); ``lagging-leader`` (the lagging node is killed instead of the leader, so the leader must
+re-admit it by catch-up).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from typing import Any
 from harness.protocols import Backend, FaultSpec
 from nemesis.targets import busiest_leader, complete_grudge
 
-TARGETS = ("lagging-follower", "lagging-leader")
+TARGETS = ("lagging-follower", "lagging-follower-slow-peer", "lagging-leader")
 LAG_S = (1.0, 3.0)
+PEER_PAUSE_S = 1.5
 
 
 class FailoverNemesis:
@@ -51,11 +54,21 @@ class FailoverNemesis:
         lag = round(rng.uniform(*LAG_S), 2)
         await backend.partition(complete_grudge([[lagging], [n for n in nodes if n != lagging]]))
         await asyncio.sleep(lag)
-        victim = leader if spec.target == "lagging-follower" else lagging
+        victim = lagging if spec.target == "lagging-leader" else leader
+        peer = [n for n in followers if n != lagging][:1] if spec.target == "lagging-follower-slow-peer" else []
         await backend.heal_network()
-        await backend.kill(victim)
-        self._killed.append(victim)
-        return {"target": spec.target, "leader": leader, "lagging": lagging, "lag_s": lag, "killed": victim}
+        for node in peer:
+            await backend.pause(node)
+        try:
+            await backend.kill(victim)
+            self._killed.append(victim)
+            if peer:
+                await asyncio.sleep(PEER_PAUSE_S)
+        finally:
+            for node in peer:
+                await backend.resume(node)
+        return {"target": spec.target, "leader": leader, "lagging": lagging, "lag_s": lag, "killed": victim,
+                "paused": peer}
 
     async def stop(self, backend: Backend) -> dict[str, Any]:
         """Start the killed node again."""
