@@ -22,6 +22,7 @@ import contextlib
 import os
 import random
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from system import statefile
+from system.lazy_storage import DEFAULT_WRITEBACK_S, PASSTHROUGH, LazyMount, release_storage
 from system.metadata.etcd_server import etcd_binary, start_etcd
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,9 +98,13 @@ class Cluster:
     def __init__(self, directory: str, nodes: int, tablets: int, replication: int, metadata: str,
                  operators: int, bugs: tuple[str, ...], detach: bool, stall_timeout: float,
                  master: bool = True, dead_after: float = 10.0,
-                 node_env: dict[str, str] | None = None) -> None:
+                 node_env: dict[str, str] | None = None, storage: str = "plain") -> None:
         self.dir = os.path.abspath(directory)
         self.node_env = dict(node_env or {})
+        if storage not in ("plain", "lazy"):
+            raise ValueError(f"unknown storage {storage!r}; expected plain or lazy")
+        self.storage = storage
+        self.mounts: dict[str, LazyMount] = {}
         self.n_nodes, self.tablets, self.replication = nodes, tablets, min(replication, nodes)
         self.metadata_kind = metadata
         self.bugs = bugs
@@ -119,14 +125,19 @@ class Cluster:
     def start(cls, directory: str, nodes: int = 3, tablets: int = 4, replication: int = 3,
               metadata: str = "sqlite", operators: int = 1, bugs: tuple[str, ...] = (), detach: bool = False,
               stall_timeout: float = 3.0, operator_args: tuple[str, ...] = (), master: bool = True,
-              dead_after: float = 10.0, node_env: dict[str, str] | None = None) -> Cluster:
+              dead_after: float = 10.0, node_env: dict[str, str] | None = None,
+              storage: str = "plain") -> Cluster:
         """Start the metadata store, the master, the nodes and the operators; tear down if anything fails.
+
+        ``storage="lazy"`` mounts the lazy filesystem (:mod:`system.lazy_storage`) over each node's data
+        directory, backed by ``DIR/storage/<node>``, so that :meth:`drop_unsynced` can lose what the node
+        never fsynced.
 
         ``node_env`` adds environment variables to every data node process; ``{dir}`` (the cluster
         directory) and ``{node}`` (the node's name) in a value are filled in per node.
         """
         c = cls(directory, nodes, tablets, replication, metadata, operators, bugs, detach, stall_timeout, master,
-                dead_after, node_env)
+                dead_after, node_env, storage)
         try:
             c._start_all(operator_args)
         except BaseException:
@@ -168,6 +179,10 @@ class Cluster:
             self.procs[nid] = Proc(nid, [sys.executable, "-m", "system.node", "--id", nid, "--host", host, "--port",
                                          str(port), "--data", data, *join_args, *bug_args],
                                    os.path.join(self.dir, "logs", f"{nid}.log"), info={"data": data})
+            if self.storage == "lazy":
+                self.mounts[nid] = LazyMount(os.path.join(self.dir, "storage", nid), data,
+                                             os.path.join(self.dir, "logs", f"{nid}-lazyfs.log"),
+                                             DEFAULT_WRITEBACK_S, PASSTHROUGH)
         node_spec = ",".join(f"{n}={h}:{p}" for n, (h, p) in self.node_addrs.items())
         for oid, (host, port) in self.operator_addrs.items():
             self.procs[oid] = Proc(oid, [sys.executable, "-m", "system.operator", "--id", oid, "--metadata",
@@ -196,6 +211,8 @@ class Cluster:
         p = self.procs[name]
         if p.pid is not None:
             raise RuntimeError(f"{name} is already running (pid {p.pid})")
+        if name in self.mounts:
+            self.mounts[name].start(self._env(), REPO_ROOT, self.detach)
         with open(p.log, "ab") as log:
             p.popen = subprocess.Popen([*p.argv, *extra_args], stdout=log, stderr=subprocess.STDOUT,
                                        cwd=REPO_ROOT, env=self._env(name), start_new_session=self.detach)
@@ -243,6 +260,21 @@ class Cluster:
             p.popen.kill()
             p.popen.wait(10)
 
+    def drop_unsynced(self, name: str, tear: bool = False, seed: int | None = None) -> dict[str, Any]:
+        """Power loss of node ``name``'s disk: forget what it never fsynced (lazy storage only; kill it first)."""
+        if name not in self.mounts:
+            raise RuntimeError(f"{name} has no lazy storage (start the cluster with storage='lazy')")
+        return self.mounts[name].drop(tear, seed)
+
+    def wipe_data(self, name: str) -> None:
+        """Delete node ``name``'s data (stop it first): a new, empty disk (lazy storage is unmounted and emptied)."""
+        mount = self.mounts.get(name)
+        if mount is None:
+            shutil.rmtree(self.procs[name].info["data"], ignore_errors=True)
+            return
+        mount.stop()
+        shutil.rmtree(mount.backing, ignore_errors=True)
+
     def wait_exit(self, name: str, timeout: float = 30.0) -> int | None:
         """Wait for process ``name`` to exit on its own; its exit code, or None on timeout."""
         p = self.procs[name]
@@ -271,6 +303,8 @@ class Cluster:
             "master": {"host": self.master_addr[0], "port": self.master_addr[1], "pid": self.procs["master"].pid,
                        "secret": self.secret_path} if self.master_addr is not None else None,
             "etcd": {"pid": self.etcd.pid} if self.etcd is not None else None,
+            "storage": self.storage,
+            "mounts": {n: {"mount": m.mount, "backing": m.backing, "pid": m.pid} for n, m in self.mounts.items()},
         }
 
     def write_description(self) -> None:
@@ -341,6 +375,8 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 p.popen.kill()
                 p.popen.wait(10)
+        for mount in self.mounts.values():
+            mount.stop()
         if self.etcd is not None and self.etcd.poll() is None:
             self.etcd.terminate()
             try:
@@ -385,4 +421,5 @@ def stop_from_file(directory: str, timeout: float = 10.0) -> list[int]:
         if is_cluster_process(pid):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-    return pids
+    return pids + release_storage(directory, desc.get("mounts") or {})
+

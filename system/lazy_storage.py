@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +21,12 @@ import time
 from typing import Any
 
 MODULE = "harness.backends.lazyfs"
+
+DEFAULT_WRITEBACK_S = 5.0
+"""Seconds after which an unsynced change reaches the disk anyway (ext4 commits its journal every 5 s)."""
+
+PASSTHROUGH = ("events.jsonl",)
+"""File names passed through untouched: the node's event log is the test's observation, not its state."""
 
 
 def control_name(mount: str) -> str:
@@ -132,3 +139,28 @@ class LazyMount:
         except subprocess.TimeoutExpired:
             self.popen.kill()
             self.popen.wait(10)
+
+
+def release_storage(directory: str, mounts: dict[str, Any], timeout: float = 10.0) -> list[int]:
+    """Unmount every FUSE mount under a cluster ``directory`` and end the filesystem processes that
+    ``mounts`` (``cluster.json``'s ``mounts``) names; their PIDs (for ``fencepost cluster down``)."""
+    for point in fuse_mounts_under(directory):
+        unmount(point, timeout)
+    pids = [int(m["pid"]) for m in mounts.values() if isinstance(m.get("pid"), int) and _is_lazyfs(m["pid"])]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(_is_lazyfs(p) for p in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        if _is_lazyfs(pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    return pids
+
+
+def _is_lazyfs(pid: int) -> bool:
+    """Is ``pid`` a live lazy filesystem process (not a reused PID, not a zombie)?"""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return MODULE.encode() in f.read()
+    except OSError:
+        return False

@@ -13,7 +13,8 @@ survives a power loss. Everything else lives only in this process's memory:
   to the last change in that directory, everything before it included (one ordered journal, as in
   ext4 or xfs). So a rename whose directory was never fsynced is lost by a power loss: the old file
   comes back.
-- **Writeback.** With ``--writeback S`` (the launcher uses :data:`DEFAULT_WRITEBACK_S`), changes older
+- **Writeback.** With ``--writeback S`` (the launcher uses
+  :data:`system.lazy_storage.DEFAULT_WRITEBACK_S`), changes older
   than S seconds are written back in order, as the kernel's flusher would. 0 keeps them until fsync.
 
 On command (the control socket, see :mod:`harness.backends.lazyfs.control`) it **drops** every change
@@ -30,8 +31,6 @@ every pending change back first, like a clean shutdown.
 
 from __future__ import annotations
 
-DEFAULT_WRITEBACK_S = 5.0
-"""Seconds after which an unsynced change reaches the disk anyway (ext4 commits its journal every 5 s)."""
+from system.lazy_storage import DEFAULT_WRITEBACK_S, PASSTHROUGH
 
-PASSTHROUGH = ("events.jsonl",)
-"""File names the launcher passes through untouched: observation logs that a power loss must not erase."""
+__all__ = ["DEFAULT_WRITEBACK_S", "PASSTHROUGH"]
