@@ -111,7 +111,7 @@ class TabletReplica:
     def create(cls, tablet: int, directory: str, node_id: str, events: EventLog) -> TabletReplica:
         """Create an empty replica on disk."""
         os.makedirs(directory, exist_ok=True)
-        statefile.write_atomic(os.path.join(directory, "state.json"),
+        statefile.write_consensus_meta(os.path.join(directory, "state.json"),
                                {"epoch": -1, "status": "fenced", "head": list(NO_ENTRY), "commit": -1,
                                 "leader": None})
         superblock.write(directory, READY)
@@ -134,14 +134,14 @@ class TabletReplica:
         """Write ``state.json`` atomically with the current state (ordered across callers)."""
         async with self._state_lock:
             rec = self.state_record()
-            await asyncio.to_thread(statefile.write_atomic, os.path.join(self.dir, "state.json"), rec)
+            await asyncio.to_thread(statefile.write_consensus_meta, os.path.join(self.dir, "state.json"), rec)
             self._persisted_commit = max(self._persisted_commit, rec["commit"])
 
     async def set_epoch_durably(self, epoch: int) -> None:
         """Adopt ``epoch`` and write it before any other coroutine can append under it."""
         async with self._state_lock:
             self.epoch = epoch
-            statefile.write_atomic(os.path.join(self.dir, "state.json"), self.state_record())
+            statefile.write_consensus_meta(os.path.join(self.dir, "state.json"), self.state_record())
         self.events.emit("epoch_adopted", tablet=self.tablet, epoch=epoch, status=self.status)
 
     async def persist_commit_if_moved(self) -> None:
@@ -278,7 +278,7 @@ class TabletReplica:
         async with self._state_lock:
             self.epoch = epoch
             cm = statefile.read_json(os.path.join(self.dir, "state.json")) or {}
-            await asyncio.to_thread(statefile.write_atomic, os.path.join(self.dir, "state.json"),
+            await asyncio.to_thread(statefile.write_consensus_meta, os.path.join(self.dir, "state.json"),
                                     {**cm, "epoch": epoch})
         self.events.emit("epoch_adopted", tablet=self.tablet, epoch=epoch, status=self.status)
         raise RpcError("tablet_deleted", f"tablet {self.tablet} is a tombstone", epoch=self.epoch,

@@ -90,7 +90,7 @@ def _write_data(tablet_dir: str, entries: list[dict[str, Any]], commit: int, mer
         kv.apply(e["o"], e["v"])
     statefile.write_atomic(os.path.join(tablet_dir, "snapshot.json"), {"applied": kv.applied, "kv": kv.data})
     head = [entries[-1]["e"], entries[-1]["o"]] if entries else list(rules.NO_ENTRY)
-    statefile.write_atomic(os.path.join(tablet_dir, "state.json"),
+    statefile.write_consensus_meta(os.path.join(tablet_dir, "state.json"),
                            {**merged, "head": head, "commit": commit})
 
 
@@ -118,7 +118,7 @@ async def start_tablet_copy(node: Node, params: dict[str, Any]) -> dict[str, Any
     local_cm = statefile.read_json(os.path.join(tablet_dir, "state.json")) if state != DOES_NOT_EXIST else None
     if local_cm is None:  # a new tablet: empty consensus metadata, so a crash mid-copy leaves a valid tombstone
         os.makedirs(tablet_dir, exist_ok=True)
-        await asyncio.to_thread(statefile.write_atomic, os.path.join(tablet_dir, "state.json"),
+        await asyncio.to_thread(statefile.write_consensus_meta, os.path.join(tablet_dir, "state.json"),
                                 {"epoch": -1, "status": "deleted", "leader": None, "head": None, "commit": -1})
     await asyncio.to_thread(superblock.write, tablet_dir, COPYING, local_last, None, session)
     was, r.status, r.data_state, r.session = state, "copying", COPYING, session

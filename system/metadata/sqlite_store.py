@@ -12,7 +12,6 @@ import sqlite3
 import threading
 from typing import Any
 
-from system import bugs
 from system.metadata.store import Versioned
 
 
@@ -25,8 +24,7 @@ class SqliteStore:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
-        sync = "OFF" if bugs.enabled("metadata-no-fsync") else "FULL"
-        self._db.execute(f"PRAGMA synchronous={sync}")
+        self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
                          " version INTEGER NOT NULL)")
 
