@@ -94,6 +94,11 @@ class Backend(Protocol):
         """Set a data node's wall clock to real time plus ``offset`` seconds (0 puts it back)."""
         ...
 
+    async def lose_unsynced(self, nodes: Sequence[str], tear: bool, rng: random.Random) -> dict[str, Any]:
+        """Power loss of ``nodes`` at once: kill -9 them, make their disks forget every change never fsynced
+        (tearing each disk's last write if ``tear``), start them again; say what each lost."""
+        ...
+
     async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
         """Drop traffic so that each node in ``grudge`` cannot reach the nodes listed for it."""
         ...

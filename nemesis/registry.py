@@ -1,6 +1,7 @@
 """Find fault packages by name: package ``NAME`` is the module ``nemesis.NAME`` with a ``package()`` factory.
 
-Adding a fault is adding a file; nothing here changes.
+Adding a fault is adding a file; nothing here changes. A module name's underscores are dashes in the
+package name (``nemesis/lose_unsynced.py`` is ``--nemesis lose-unsynced``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ _NOT_PACKAGES = {"registry", "targets", "process_fault"}
 def available() -> list[str]:
     """The names of every fault package in the nemesis folder."""
     names = (m.name for m in pkgutil.iter_modules(nemesis.__path__))
-    return sorted(n for n in names if n not in _NOT_PACKAGES and not n.startswith("_"))
+    return sorted(n.replace("_", "-") for n in names if n not in _NOT_PACKAGES and not n.startswith("_"))
 
 
 def load(name: str) -> Nemesis:
@@ -29,7 +30,7 @@ def load(name: str) -> Nemesis:
     """
     if name not in available():
         raise ValueError(f"unknown nemesis {name!r}; available: {', '.join(available())}")
-    module = importlib.import_module(f"nemesis.{name}")
+    module = importlib.import_module(f"nemesis.{name.replace('-', '_')}")
     pkg = module.package()
     assert isinstance(pkg, Nemesis), f"nemesis.{name}.package() does not satisfy the Nemesis protocol"
     return pkg

@@ -345,6 +345,11 @@ class DockerBackend:
         """Refused: the node image has no libfaketime."""
         raise RuntimeError(CLOCK_UNSUPPORTED)
 
+    async def lose_unsynced(self, nodes: Sequence[str], tear: bool, rng: random.Random) -> dict[str, Any]:
+        """Refused: containers have no lazy filesystem under their data volumes."""
+        raise RuntimeError("lose-unsynced needs the local backend (--backend local): the docker backend does"
+                           " not mount the lazy filesystem under node volumes")
+
     async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
         """Drop traffic between the grudge's node pairs with iptables inside each node's container."""
         self._pairs = ({(a, b) for a, others in grudge.items() for b in others}

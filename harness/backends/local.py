@@ -57,7 +57,7 @@ class LocalBackend:
         self.cluster = await asyncio.to_thread(
             Cluster.start, str(directory), nodes=test.nodes, tablets=test.tablets,
             replication=min(3, test.nodes), bugs=tuple(test.bug), operators=2 if standby else 1,
-            node_env=node_env,
+            node_env=node_env, storage="lazy" if "lazyfs" in needs(test.nemesis) else "plain",
         )
         self._write_cleanup()
         if self._faketime:
@@ -137,8 +137,7 @@ class LocalBackend:
         """kill -9, delete the node's data directory, start it again."""
         c = self._require()
         await asyncio.to_thread(c.kill, node)
-        data = c.procs[node].info["data"]
-        await asyncio.to_thread(shutil.rmtree, data, True)
+        await asyncio.to_thread(c.wipe_data, node)  # on lazy storage: a new, empty disk
         await asyncio.to_thread(self._launch, node)
 
     async def damage_wal(self, node: str, kind: str, rng: random.Random) -> dict[str, Any]:
@@ -155,6 +154,24 @@ class LocalBackend:
         finally:
             await asyncio.to_thread(self._launch, node)
         return done
+
+    async def lose_unsynced(self, nodes: Sequence[str], tear: bool, rng: random.Random) -> dict[str, Any]:
+        """kill -9 every node in ``nodes``, then drop each one's unsynced changes, then start them all again."""
+        c = self._require()
+        if c.storage != "lazy":
+            raise RuntimeError("lose-unsynced needs lazy storage: name the lose-unsynced nemesis at setup")
+        for node in nodes:
+            await asyncio.to_thread(c.kill, node)
+        lost: dict[str, Any] = {}
+        try:
+            for node in nodes:
+                out = await asyncio.to_thread(c.drop_unsynced, node, tear, rng.randrange(2**31))
+                lost[node] = {"dropped_writes": out["dropped_writes"], "dropped_bytes": out["dropped_bytes"],
+                              "undone_names": len(out["undone_names"]), "torn": out["torn"]}
+        finally:
+            for node in nodes:
+                await asyncio.to_thread(self._launch, node)
+        return {"nodes": sorted(nodes), "lost": lost}
 
     async def set_clock(self, node: str, offset: float) -> None:
         """Rewrite the node's libfaketime offset file; the node's next clock read sees it."""
