@@ -87,7 +87,11 @@ class Backend(Protocol):
         ...
 
     async def damage_wal(self, node: str, kind: str, rng: random.Random) -> dict[str, Any]:
-        """Kill a node, damage one of its tablet WALs ("truncate" or "bitflip"), start it again; say what."""
+        """Kill a node, damage one of its tablets' files, start it again; say what.
+
+        ``kind`` is "truncate" or "bitflip" (the WAL: the node must refuse to serve that tablet) or
+        "delete-metadata" (its consensus metadata: disk loss, so the node must refuse to start; it is then
+        reformatted, as an administrator would, and rejoins under a new UUID)."""
         ...
 
     async def set_clock(self, node: str, offset: float) -> None:

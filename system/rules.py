@@ -233,6 +233,20 @@ def tombstone_keeps_epoch(epoch: int) -> int:
     return -1 if bugs.enabled("forget-epoch-on-tombstone") else epoch
 
 
+def tablet_files_lost(superblock: bool, consensus_meta: bool, data: bool) -> str | None:
+    """Why a tablet's files at startup mean disk loss (Kudu seed: losing consensus metadata is
+    catastrophic), or None when they are consistent.
+
+    A superblock without its consensus metadata, or data files (a WAL, a snapshot) without a superblock,
+    means the epoch this replica promised is gone: started under its UUID it would come back at epoch
+    -1 and take an old leader's entries or votes. The node must stay offline instead."""
+    if superblock and not consensus_meta:
+        return "consensus metadata missing"
+    if data and not superblock:
+        return "data files without a superblock"
+    return None
+
+
 def session_open(closed_below: int, session: int) -> bool:
     """Is migration session ``session`` still open on this node? (Scylla topology guards.)
 

@@ -60,8 +60,9 @@ def read_consensus(tablet_dir: str) -> dict[str, Any]:
         cm = statefile.read_json(p)
     except ValueError as e:
         raise DiskLoss(f"{p}: corrupt consensus metadata: {e}") from e
-    if not isinstance(cm, dict) or "epoch" not in cm:
-        raise DiskLoss(f"{p}: consensus metadata missing")
+    lost = rules.tablet_files_lost(True, isinstance(cm, dict) and "epoch" in cm, False)
+    if lost or not isinstance(cm, dict):
+        raise DiskLoss(f"{p}: {lost}")
     return cm
 
 
@@ -128,6 +129,10 @@ def startup(data_dir: str, tablet: int, tablet_dir: str) -> tuple[str, str | Non
             raise DiskLoss(f"{tablet_dir}: corrupt consensus metadata: {e}") from e
         if cm and int(cm.get("epoch", -1)) >= 0:
             raise DiskLoss(f"{tablet_dir}: consensus metadata without a superblock")
+        lost = rules.tablet_files_lost(False, cm is not None, any(os.path.exists(os.path.join(tablet_dir, n))
+                                                                   for n in DATA_FILES))
+        if lost:
+            raise DiskLoss(f"{tablet_dir}: {lost}")
         return DOES_NOT_EXIST, None
     read_consensus(tablet_dir)
     if sb["state"] == DELETED:

@@ -1,8 +1,11 @@
-"""Damage a tablet's write-ahead log on disk, as a bad disk or a bad copy would.
+"""Damage a tablet's files on disk, as a bad disk or a bad copy would.
 
-Two kinds: ``truncate`` cuts the last record in half (a torn tail), ``bitflip`` flips one byte inside a
-record's payload (a checksum mismatch). The node must detect either at its next start and refuse to
-serve the damaged tablet, never silently dropping an acknowledged entry.
+Three kinds: ``truncate`` cuts the last record of the WAL in half (a torn tail), ``bitflip`` flips one
+byte inside a WAL record's payload (a checksum mismatch), and ``delete-metadata`` deletes the tablet's
+consensus metadata (``state.json``: its epoch, status and commit index) and leaves the WAL. The node
+must detect each at its next start and never serve wrong data: a damaged WAL makes it refuse to serve
+that tablet (the control plane tombstones and re-copies it); lost consensus metadata is disk loss, so
+the node refuses to start under its UUID at all and must be reformatted (a new identity).
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import struct
 from pathlib import Path
 
 HEADER = struct.Struct(">II")  # length, crc32: the record header of system/wal.py
-KINDS = ("truncate", "bitflip")
+WAL_KINDS = ("truncate", "bitflip")
+METADATA = "state.json"  # a tablet's consensus metadata, see system/replica.py
+KINDS = (*WAL_KINDS, "delete-metadata")
 
 
 def record_spans(data: bytes) -> list[tuple[int, int]]:
@@ -49,7 +54,7 @@ def damage_bytes(data: bytes, kind: str, rng: random.Random) -> tuple[bytes, dic
         flipped = bytearray(data)
         flipped[at] ^= 0x20
         return bytes(flipped), {"kind": kind, "byte": at}
-    raise ValueError(f"unknown damage {kind!r}; expected one of {', '.join(KINDS)}")
+    raise ValueError(f"unknown damage {kind!r}; expected one of {', '.join(WAL_KINDS)}")
 
 
 def damage_wal(path: Path, kind: str, rng: random.Random) -> dict[str, int | str]:
@@ -66,3 +71,31 @@ def pick_wal(data_dir: Path, rng: random.Random) -> Path | None:
     """A random non-empty tablet WAL under a node's data directory, or None."""
     wals = sorted(p for p in (data_dir / "tablets").glob("*/wal") if p.stat().st_size > HEADER.size)
     return rng.choice(wals) if wals else None
+
+
+def delete_metadata(tablet_dir: Path) -> dict[str, int | str]:
+    """Delete a tablet's consensus metadata file (and fsync its folder); return what was done."""
+    path = tablet_dir / METADATA
+    path.unlink()
+    fd = os.open(tablet_dir, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return {"kind": "delete-metadata", "file": str(path)}
+
+
+def damage_tablet(data_dir: Path, kind: str, rng: random.Random) -> dict[str, int | str | None]:
+    """Apply damage ``kind`` to a random tablet with a non-empty WAL under a node's data directory.
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown damage {kind!r}; expected one of {', '.join(KINDS)}")
+    wal = pick_wal(data_dir, rng)
+    if wal is None:
+        return {"kind": kind, "file": None}
+    if kind == "delete-metadata":
+        return {**delete_metadata(wal.parent)}
+    return {**damage_wal(wal, kind, rng)}

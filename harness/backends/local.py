@@ -28,6 +28,7 @@ from harness.config import TestConfig
 from nemesis.registry import needs
 from system.admin import call
 from system.launcher import Cluster
+from system.node import EXIT_DISK_LOSS
 
 
 class NetworkFaultsUnavailable(RuntimeError):
@@ -119,10 +120,10 @@ class LocalBackend:
         if c.procs[node].pid is None:
             await asyncio.to_thread(self._launch, node)
 
-    def _launch(self, name: str) -> None:
+    def _launch(self, name: str, extra_args: tuple[str, ...] = ()) -> None:
         """Start a process and record its new PID in cluster.json, for the reaper."""
         c = self._require()
-        c.launch(name)
+        c.launch(name, extra_args)
         c.write_description()
 
     async def pause(self, node: str) -> None:
@@ -141,18 +142,31 @@ class LocalBackend:
         await asyncio.to_thread(self._launch, node)
 
     async def damage_wal(self, node: str, kind: str, rng: random.Random) -> dict[str, Any]:
-        """kill -9, damage one tablet's WAL in place, start the node again."""
-        from harness.backends.file_damage import damage_wal, pick_wal
+        """kill -9, damage one tablet's files in place, start the node again.
+
+        Lost consensus metadata is disk loss: the node must exit (code 3) instead of serving; it is then
+        started with ``--reformat``, as an administrator would, and rejoins under a new UUID."""
+        from harness.backends.file_damage import damage_tablet
 
         c = self._require()
+        old_uuid = c.node_uuid(node)
         await asyncio.to_thread(c.kill, node)
         try:
-            wal = pick_wal(Path(c.procs[node].info["data"]), rng)
-            done: dict[str, Any] = {"node": node, "kind": kind, "file": None}
-            if wal is not None:
-                done = {"node": node, **await asyncio.to_thread(damage_wal, wal, kind, rng)}
+            done: dict[str, Any] = {"node": node, **await asyncio.to_thread(
+                damage_tablet, Path(c.procs[node].info["data"]), kind, rng)}
         finally:
             await asyncio.to_thread(self._launch, node)
+        if kind == "delete-metadata" and done["file"] is not None:
+            done["exit"] = await asyncio.to_thread(c.wait_exit, node, 30.0)  # None: it is serving
+            if done["exit"] == EXIT_DISK_LOSS:
+                await asyncio.to_thread(self._launch, node, ("--reformat",))
+                for _ in range(100):  # the reformatted node writes its new identity as it starts
+                    if c.node_uuid(node) not in (None, old_uuid):
+                        break
+                    await asyncio.sleep(0.1)
+                done |= {"reformatted": [node], "old_uuids": {node: old_uuid}, "new_uuids": {node: c.node_uuid(node)}}
+            elif done["exit"] is not None:
+                await asyncio.to_thread(self._launch, node)
         return done
 
     async def lose_unsynced(self, nodes: Sequence[str], tear: bool, rng: random.Random) -> dict[str, Any]:
