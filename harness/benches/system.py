@@ -6,8 +6,14 @@ clients share), then drives it from 16 concurrent clients in this process: first
 printed is one JSON object holding the medians over the runs of puts_per_s, gets_per_s, put_p50_ms,
 put_p99_ms, get_p50_ms and get_p99_ms.
 
+``--storage both`` (the default) measures the cost of the lazy filesystem: each run is done on plain
+directories and then on lazy storage (every node's data on the FUSE filesystem of
+:mod:`harness.backends.lazyfs`), one after the other, so both see the same machine load. The plain
+figures keep their names; the lazy ones are prefixed ``lazy_``, and ``lazy_ratio_<figure>`` is the
+median over runs of lazy / plain. ``--storage plain`` or ``lazy`` measures one only (unprefixed).
+
 Extra arguments: ``--seconds S`` (default 5), ``--clients N`` (16), ``--nodes N`` (3), ``--tablets N``
-(1), ``--value-bytes N`` (100), ``--keys N`` (10000).
+(1), ``--value-bytes N`` (100), ``--keys N`` (10000), ``--storage plain|lazy|both`` (both).
 """
 
 from __future__ import annotations
@@ -62,17 +68,17 @@ async def _phase(operators: list[tuple[str, int]], kind: str, clients: int, seco
             "outcomes": outcomes}
 
 
-def one_run(a: argparse.Namespace) -> dict[str, float]:
-    """Start a cluster, measure puts then gets, stop it; the figures of this run."""
+def one_run(a: argparse.Namespace, storage: str = "plain") -> dict[str, float]:
+    """Start a cluster on ``storage``, measure puts then gets, stop it; the figures of this run."""
     from system.launcher import Cluster
 
     with tempfile.TemporaryDirectory(prefix="fencepost-bench-") as d, \
-            Cluster.start(d, nodes=a.nodes, tablets=a.tablets) as c:
+            Cluster.start(d, nodes=a.nodes, tablets=a.tablets, storage=storage) as c:
         c.wait_ready(60.0)
         value = "v" * a.value_bytes
         puts = asyncio.run(_phase(c.operators(), "put", a.clients, a.seconds, a.keys, value))
         gets = asyncio.run(_phase(c.operators(), "get", a.clients, a.seconds, a.keys, value))
-    print(f"  puts {puts['outcomes']}  gets {gets['outcomes']}", flush=True)
+    print(f"  {storage}: puts {puts['outcomes']}  gets {gets['outcomes']}", flush=True)
     return {"puts_per_s": puts["per_s"], "gets_per_s": gets["per_s"], "put_p50_ms": puts["p50"],
             "put_p99_ms": puts["p99"], "get_p50_ms": gets["p50"], "get_p99_ms": gets["p99"]}
 
@@ -86,13 +92,22 @@ def main(runs: int, args: list[str]) -> None:
     p.add_argument("--tablets", type=int, default=1)
     p.add_argument("--value-bytes", type=int, default=100)
     p.add_argument("--keys", type=int, default=10000)
+    p.add_argument("--storage", choices=("plain", "lazy", "both"), default="both")
     a = p.parse_args(args)
-    results = []
+    storages = ("plain", "lazy") if a.storage == "both" else (a.storage,)
+    results: dict[str, list[dict[str, float]]] = {s: [] for s in storages}
     for i in range(max(1, runs)):
-        r = one_run(a)
-        print(f"run {i + 1}/{runs}: " + "  ".join(f"{k}={r[k]:.1f}" for k in FIGURES), flush=True)
-        results.append(r)
-    out: dict[str, Any] = {k: round(statistics.median(r[k] for r in results), 2) for k in FIGURES}
-    out.update({"runs": len(results), "nodes": a.nodes, "tablets": a.tablets, "clients": a.clients,
-                "seconds": a.seconds, "fsync": True})
+        for storage in storages:
+            r = one_run(a, storage)
+            print(f"run {i + 1}/{runs} {storage}: " + "  ".join(f"{k}={r[k]:.1f}" for k in FIGURES), flush=True)
+            results[storage].append(r)
+    first = results[storages[0]]
+    out: dict[str, Any] = {k: round(statistics.median(r[k] for r in first), 2) for k in FIGURES}
+    if a.storage == "both":
+        lazy = results["lazy"]
+        out.update({f"lazy_{k}": round(statistics.median(r[k] for r in lazy), 2) for k in FIGURES})
+        out.update({f"lazy_ratio_{k}": round(statistics.median(q[k] / p[k] for p, q in zip(first, lazy, strict=True)
+                                                               if p[k]), 3) for k in FIGURES})
+    out.update({"runs": len(first), "nodes": a.nodes, "tablets": a.tablets, "clients": a.clients,
+                "seconds": a.seconds, "fsync": True, "storage": a.storage})
     print(json.dumps(out, sort_keys=True), flush=True)
