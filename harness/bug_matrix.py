@@ -71,8 +71,8 @@ def config_for(bug: str | None, recipe_of: str, seed: int, *, backend: str, camp
     if time_limit is not None:
         fields["time_limit"] = time_limit
     case = bug if bug is not None else f"{CLEAN} ({recipe_of})"
-    return TestConfig(**fields, backend=backend, seed=seed, bug=[bug] if bug else [],
-                      extra={"campaign": campaign, "case": case, "matrix": {"bug": bug, "recipe": recipe_of}})
+    extra = {**fields.pop("extra"), "campaign": campaign, "case": case, "matrix": {"bug": bug, "recipe": recipe_of}}
+    return TestConfig(**fields, backend=backend, seed=seed, bug=[bug] if bug else [], extra=extra)
 
 
 def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, backend: str = "local",

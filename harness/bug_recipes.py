@@ -24,6 +24,7 @@ class Recipe:
         interval: mean seconds between fault actions.
         why: which fault opens the window the bug needs, and which checker should see it.
         settings: other TestConfig fields (concurrency, rate, tablets, ...).
+        targets: narrows fault packages' target choices, e.g. ``{"partition": ("leader-alone",)}``.
     """
 
     workload: str
@@ -32,11 +33,13 @@ class Recipe:
     interval: float = 2.0
     why: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
+    targets: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def config_fields(self) -> dict[str, Any]:
-        """The TestConfig fields this recipe sets."""
+        """The TestConfig fields this recipe sets (its targets go in ``extra``)."""
+        extra = {"targets": {k: list(v) for k, v in self.targets.items()}} if self.targets else {}
         return {"workload": self.workload, "nemesis": list(self.nemesis), "time_limit": self.time_limit,
-                "nemesis_interval": self.interval, **self.settings}
+                "nemesis_interval": self.interval, "extra": extra, **self.settings}
 
 
 RECIPES: dict[str, Recipe] = {
@@ -68,9 +71,11 @@ RECIPES: dict[str, Recipe] = {
                                    "when the real voters fail"),
     "contract-below-commit": Recipe("log", ("membership", "kill"), 60, 2.0,
                                     "a contract lowers the commit index; acknowledged appends are lost"),
-    "stale-leader-reads": Recipe("register", ("partition",), 40, 2.0,
-                                 "a partitioned old leader keeps serving reads; stale reads are not "
-                                 "linearizable"),
+    "stale-leader-reads": Recipe("register", ("partition",), 40, 3.0,
+                                 "the leader is cut off from its followers and the operator but not from "
+                                 "clients; it keeps serving reads after a new leader took writes, and the "
+                                 "linearizability checker finds the stale reads",
+                                 targets={"partition": ("leader-alone",)}),
     "gap-ack": Recipe("log", ("partition", "kill"), 60, 1.0,
                       "a follower that missed a batch acknowledges later ones; lost appends after failover"),
     "stale-copy-session": Recipe("register", ("membership", "wipe", "kill"), 60, 2.0,

@@ -31,8 +31,18 @@ Progress = Callable[[Tally, float, float], None]
 
 
 def schedule_for(config: TestConfig, packages: Mapping[str, Nemesis]) -> list[ScheduledFault]:
-    """The test's nemesis schedule, from its seed."""
+    """The test's nemesis schedule, from its seed.
+
+    ``config.extra["targets"]`` (``{package: [target, ...]}``) narrows a package's target choices, as a
+    bug's recipe does to aim at the window the bug needs; unknown targets are a ValueError.
+    """
     targets = {name: list(pkg.targets()) for name, pkg in packages.items()}
+    for name, wanted in dict(config.extra.get("targets") or {}).items():
+        unknown = sorted(set(wanted) - set(targets.get(name, [])))
+        if name not in targets or unknown:
+            raise ValueError(f"targets for {name}: {', '.join(unknown) or 'the package is not in the test'} "
+                             f"not among {', '.join(targets.get(name, [])) or 'its packages'}")
+        targets[name] = list(wanted)
     return nemesis_schedule(config.seed, targets, config.time_limit, config.nemesis_interval)
 
 

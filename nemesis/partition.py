@@ -1,4 +1,9 @@
-"""Partition fault: halves, random halves, one node isolated, the leader isolated, majorities ring, bridge."""
+"""Partition fault: halves, random halves, one node isolated, the leader isolated, majorities ring, bridge.
+
+``leader-alone`` cuts the busiest leader off from the other nodes *and* from the operators (the control
+plane), while clients still reach it: the classic stale-leader window, where the rest of the cluster
+elects a new leader and the old one must not serve reads or acknowledge writes.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +14,22 @@ from typing import Any
 from harness.protocols import Backend, FaultSpec
 from nemesis.targets import busiest_leader, complete_grudge
 
-TARGETS = ("halves", "random-halves", "one", "leader", "majorities-ring", "bridge")
+TARGETS = ("halves", "random-halves", "one", "leader", "majorities-ring", "bridge", "leader-alone")
 
 
 def grudge_for(
-    target: str, nodes: Sequence[str], rng: random.Random, leader: str | None = None
+    target: str, nodes: Sequence[str], rng: random.Random, leader: str | None = None,
+    operators: Sequence[str] = (),
 ) -> dict[str, list[str]]:
-    """The grudge (node -> nodes it cannot reach) for a partition shape, as in Jepsen's nemesis."""
+    """The grudge (node -> nodes it cannot reach) for a partition shape, as in Jepsen's nemesis.
+
+    Only ``leader-alone`` uses ``operators``: they join the majority side.
+    """
     nodes = sorted(nodes)
     n = len(nodes)
+    if target == "leader-alone":
+        lone = leader if leader in nodes else rng.choice(nodes)
+        return complete_grudge([[lone], [x for x in nodes if x != lone] + sorted(operators)])
     if target == "halves":
         return complete_grudge([nodes[: n // 2], nodes[n // 2 :]])
     if target == "random-halves":
@@ -59,8 +71,8 @@ class PartitionNemesis:
 
     async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Apply the partition."""
-        leader = await busiest_leader(backend) if spec.target == "leader" else None
-        grudge = grudge_for(spec.target, backend.nodes(), rng, leader)
+        leader = await busiest_leader(backend) if spec.target in ("leader", "leader-alone") else None
+        grudge = grudge_for(spec.target, backend.nodes(), rng, leader, backend.operators())
         await backend.partition(grudge)
         return {"target": spec.target, "grudge": grudge}
 

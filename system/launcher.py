@@ -4,7 +4,9 @@
         c.wait_ready()
         c.kill("n1"); c.restart("n1"); c.pause("op1"); c.resume("op1")
 
-Node ``nK`` binds ``127.0.0.(K+1)``; the master and operators bind 127.0.0.1. Every process gets a log
+Node ``nK`` binds ``127.0.0.(K+1)``; operator ``opK`` binds ``127.0.0.(100+K)`` and calls nodes from that
+address (so a partition can cut the control plane from a node while clients, on 127.0.0.1, still reach
+it); the master binds 127.0.0.1. Every process gets a log
 file under ``DIR/logs`` and a data directory under ``DIR/nodes/<id>``. ``DIR/cluster-secret.json``
 (mode 0600) holds the cluster id and secret token made at creation; nodes join the master with it.
 ``DIR/cluster.json`` describes it all: addresses, UUIDs, tablets, the metadata URL and PIDs.
@@ -116,7 +118,8 @@ class Cluster:
         hosts = [f"127.0.0.{i + 2}" for i in range(nodes)] + ["127.0.0.1"]
         self.port = pick_port(hosts)
         self.node_addrs = {f"n{i + 1}": (f"127.0.0.{i + 2}", self.port) for i in range(nodes)}
-        self.operator_addrs = {f"op{i + 1}": ("127.0.0.1", pick_port(["127.0.0.1"])) for i in range(operators)}
+        self.operator_addrs = {f"op{i + 1}": (f"127.0.0.{101 + i}", pick_port([f"127.0.0.{101 + i}"]))
+                               for i in range(operators)}
         self.master_addr = ("127.0.0.1", pick_port(["127.0.0.1"])) if master else None
         self.dead_after = dead_after
         self.secret_path = os.path.join(self.dir, "cluster-secret.json")

@@ -204,7 +204,8 @@ class LocalBackend:
                 raise NetworkFaultsUnavailable(reason)
             c = self._require()
             tag = Path(c.dir).parent.name.replace(".", "")[-20:]
-            self._partitioner = Partitioner(tag, {n: h for n, (h, _) in c.node_addrs.items()})
+            hosts = {n: h for n, (h, _) in [*c.node_addrs.items(), *c.operator_addrs.items()]}
+            self._partitioner = Partitioner(tag, hosts)
             await asyncio.to_thread(self._partitioner.install)
             self._write_cleanup()
         await asyncio.to_thread(self._partitioner.apply, grudge)

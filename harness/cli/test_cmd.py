@@ -59,10 +59,12 @@ def test(ctx: click.Context, workload: str | None, nemesis: str | None, nodes: i
         reason = engine_unavailable()
         if reason is not None:
             fail(f"--backend docker: {reason}")
+    extra: dict[str, object] = {}
     if len(bug) == 1 and workload is None and nemesis is None:
         from harness.bug_recipes import recipe
 
         r = recipe(bug[0])
+        extra = r.config_fields()["extra"]
         workload, nemesis = r.workload, ",".join(r.nemesis)
         if ctx.get_parameter_source("time_limit") is click.core.ParameterSource.DEFAULT:
             time_limit = r.time_limit
@@ -84,7 +86,7 @@ def test(ctx: click.Context, workload: str | None, nemesis: str | None, nodes: i
         fail(f"unknown workload {wl_name!r}; available: {', '.join(workloads.available())}")
     config = TestConfig(workload=wl_name, nemesis=names, nodes=nodes, tablets=tablets, backend=backend,
                         time_limit=time_limit, concurrency=concurrency, rate=rate, nemesis_interval=interval,
-                        bug=list(bug))
+                        bug=list(bug), extra=extra)
     if seed is not None:
         config.seed = seed
     sys.exit(run_and_report(config, store))

@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> None:
     events.emit("operator_started", pid=os.getpid(), bugs=bugs.active())
     store = open_store(a.metadata)
     op = Operator(a.id, store, parse_nodes(a.nodes), a.tablets, a.replication, events,
-                  stall_timeout=a.stall_timeout, crash_at=tuple(a.crash_at))
+                  stall_timeout=a.stall_timeout, crash_at=tuple(a.crash_at),
+                  source=a.host if a.host.startswith("127.") else None)
     try:
         asyncio.run(serve(op, a.host, a.port))
     finally:

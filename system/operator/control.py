@@ -44,7 +44,7 @@ class Operator:
 
     def __init__(self, op_id: str, store: MetadataStore, nodes: dict[str, tuple[str, int]], tablets: int,
                  replication: int, events: EventLog, stall_timeout: float = 3.0,
-                 crash_at: tuple[str, ...] = ()) -> None:
+                 crash_at: tuple[str, ...] = (), source: str | None = None) -> None:
         self.id = op_id
         self.store = store
         self.node_addrs = dict(nodes)
@@ -56,7 +56,7 @@ class Operator:
         self.events = events
         self.stall_timeout = stall_timeout
         self.crash_at = set(crash_at)
-        self.pool = RpcPool()
+        self.pool = RpcPool(source)  # calls leave from the operator's own address, so partitions can cut them
         self.uuids: dict[str, str] = {}
         self.started = time.monotonic()
         self.last_ok: dict[str, float] = {}

@@ -36,10 +36,11 @@ def _needs_iptables(bug: str) -> None:
 def test_the_bug_is_caught_and_its_clean_twin_passes(run_test: Callable[..., RunOutcome], bug: str) -> None:
     _needs_iptables(bug)
     fields = {**recipe(bug).config_fields(), "seed": CI_SUBSET[bug]}
-    caught = run_test(**fields, bug=[bug], extra={"case": bug})
+    targets = fields.pop("extra")
+    caught = run_test(**fields, bug=[bug], extra={**targets, "case": bug})
     assert caught.valid is False, f"{bug} was not caught: see {caught.report or caught.run.path}"
     assert caught.results["detection"]["checkers"], caught.results["detection"]
-    clean = run_test(**fields, extra={"case": f"clean ({bug})"})
+    clean = run_test(**fields, extra={**targets, "case": f"clean ({bug})"})
     assert clean.valid is True, f"false alarm without {bug}: see {clean.report or clean.run.path}"
 
 

@@ -23,6 +23,8 @@ def test_a_recipe_names_real_packages_and_makes_a_config(bug: str) -> None:
     assert set(r.nemesis) <= set(nemeses.available()), set(r.nemesis) - set(nemeses.available())
     config = TestConfig(**r.config_fields(), bug=[bug])
     assert config.nemesis == list(r.nemesis) and config.time_limit <= 120 and r.why
+    for package, targets in r.targets.items():
+        assert package in r.nemesis and set(targets) <= set(nemeses.load(package).targets())
 
 
 def test_an_unknown_bug_has_no_recipe() -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from harness.schedule import nemesis_schedule
 
 TARGETS = {"kill": ["one", "minority", "leader"], "partition": ["halves", "ring"], "pause": ["one"]}
@@ -30,3 +32,19 @@ def test_every_package_gets_used_over_a_long_run() -> None:
 
 def test_no_packages_means_no_faults() -> None:
     assert nemesis_schedule(1, {}, 60, 5) == []
+
+
+def test_extra_targets_narrow_a_package_and_bad_ones_are_refused() -> None:
+    from harness.config import TestConfig
+    from harness.runtime import schedule_for
+    from nemesis import registry
+
+    packages = {"partition": registry.load("partition"), "kill": registry.load("kill")}
+    config = TestConfig(nemesis=["partition", "kill"], time_limit=60, nemesis_interval=2, seed=3,
+                        extra={"targets": {"partition": ["leader-alone"]}})
+    faults = schedule_for(config, packages)
+    assert {f.spec.target for f in faults if f.spec.package == "partition"} == {"leader-alone"}
+    assert len({f.spec.target for f in faults if f.spec.package == "kill"}) > 1
+    config.extra = {"targets": {"partition": ["everywhere"]}}
+    with pytest.raises(ValueError, match="everywhere"):
+        schedule_for(config, packages)

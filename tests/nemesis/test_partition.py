@@ -52,3 +52,9 @@ def test_registry_finds_each_package_by_file() -> None:
     assert load("kill").name == "kill"
     with pytest.raises(ValueError, match="unknown nemesis"):
         load("meteor")
+
+
+def test_leader_alone_cuts_the_leader_from_nodes_and_operators_only() -> None:
+    g = grudge_for("leader-alone", NODES, random.Random(1), "n2", ["op1", "op2"])
+    assert sorted(g["n2"]) == sorted([n for n in NODES if n != "n2"] + ["op1", "op2"])
+    assert g["op1"] == ["n2"] and all(g[n] == ["n2"] for n in NODES if n != "n2")
