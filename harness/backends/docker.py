@@ -331,10 +331,12 @@ class DockerBackend:
         self._write_description()
 
     async def damage_wal(self, node: str, kind: str, rng: random.Random) -> dict[str, Any]:
-        """docker kill, damage one tablet WAL in the stopped container's volume, start it again."""
-        from harness.backends.docker_damage import damage_container_wal
+        """docker kill, damage one tablet's files in the stopped container's volume, start it again."""
+        from harness.backends.docker_damage import damage_container_wal, lose_metadata
 
         await self.kill(node)
+        if kind == "delete-metadata":  # disk loss: the node must exit, and is then wiped
+            return {"node": node, **await asyncio.to_thread(lose_metadata, self, node, rng)}
         try:
             wrapped = self.containers[node].get_wrapped_container()
             return {"node": node, **await asyncio.to_thread(damage_container_wal, wrapped, kind, rng)}
