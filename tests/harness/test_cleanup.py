@@ -39,13 +39,12 @@ def processes_under(path: Path) -> list[int]:
 
 @pytest.fixture(autouse=True)
 def reap_on_failure(tmp_path: Path) -> Iterator[None]:
-    """Whatever a failing test leaves under its store is killed, and new iptables chains are removed."""
-    before = set(leftover_chains())
+    """Whatever a failing test leaves under its store is killed, and its runs' iptables chains removed."""
     yield
     for pid in processes_under(tmp_path):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-    for chain in set(leftover_chains()) - before:
+    for chain in chains_of(tmp_path):
         delete_chain(chain)
 
 
@@ -69,26 +68,31 @@ def wait_for_faults(store: Path, timeout: float = 90) -> Path:
     raise AssertionError(f"the run never applied {fault}")
 
 
-def assert_clean(store: Path, chains_before: list[str]) -> None:
+def chains_of(store: Path) -> list[str]:
+    """Leftover iptables chains of runs in ``store`` (chains are named after the run's folder), so runs
+    of other stores on the same machine do not count."""
+    tags = {"FP-" + p.parent.name.replace(".", "")[-20:] for p in run_files(store, "test.json")}
+    return [c for c in leftover_chains() if c in tags]
+
+
+def assert_clean(store: Path) -> None:
     deadline = time.monotonic() + 20
     while processes_under(store) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert processes_under(store) == []
-    assert leftover_chains() == chains_before
+    assert chains_of(store) == []
 
 
 def test_a_finished_run_leaves_nothing(tmp_path: Path) -> None:
-    chains = leftover_chains()
     nemesis = "partition,kill" if why_unavailable() is None else "kill"
     result = subprocess.run([*FENCEPOST, "test", "--nemesis", nemesis, "--time-limit", "6", "--interval", "1",
                              "--seed", "4", "--store", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "report:" in result.stdout
-    assert_clean(tmp_path, chains)
+    assert_clean(tmp_path)
 
 
 def test_sigint_tears_everything_down_and_keeps_the_history(tmp_path: Path) -> None:
-    chains = leftover_chains()
     with start_test(tmp_path) as proc:
         try:
             history = wait_for_faults(tmp_path)
@@ -96,12 +100,11 @@ def test_sigint_tears_everything_down_and_keeps_the_history(tmp_path: Path) -> N
             assert proc.wait(timeout=120) == 3
         finally:
             proc.kill()
-    assert_clean(tmp_path, chains)
+    assert_clean(tmp_path)
     assert len(load_history(history, allow_torn_tail=True)) > 50
 
 
 def test_sigkilled_harness_is_reaped_by_cluster_down_and_its_history_checks(tmp_path: Path) -> None:
-    chains = leftover_chains()
     with start_test(tmp_path) as proc:
         try:
             history = wait_for_faults(tmp_path)
@@ -111,11 +114,11 @@ def test_sigkilled_harness_is_reaped_by_cluster_down_and_its_history_checks(tmp_
             proc.kill()
     assert processes_under(tmp_path), "the killed harness should have left its cluster running"
     if why_unavailable() is None:
-        assert len(leftover_chains()) > len(chains), "the killed harness should have left its iptables chain"
+        assert chains_of(tmp_path), "the killed harness should have left its iptables chain"
     down = subprocess.run([*FENCEPOST, "cluster", "down", "--store", str(tmp_path)], capture_output=True, text=True,
                           timeout=120)
     assert down.returncode == 0, down.stderr
-    assert_clean(tmp_path, chains)
+    assert_clean(tmp_path)
     check = subprocess.run([*FENCEPOST, "check", str(history)], capture_output=True, text=True, timeout=120)
     assert check.returncode in (0, 2), check.stdout + check.stderr
     assert "Traceback" not in check.stderr
