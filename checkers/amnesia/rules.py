@@ -127,13 +127,14 @@ def epochs_never_go_down(history: Sequence[Op], ev: Evidence) -> list[Violation]
         if "epoch" not in e or "tablet" not in e or node not in uuid_of_node:
             continue
         epoch = e["epoch"]
-        if not isinstance(epoch, int) or epoch < 0:
+        tombstoning = "tombstoned" in str(e.get("event"))  # a tombstone at epoch -1 forgot the epoch it held
+        if not isinstance(epoch, int) or (epoch < 0 and not tombstoning):
             continue
         k = (uuid_of_node[node], e["tablet"])
         prev = last.get(k)
         if prev is not None and epoch < prev[0]:
             before = prev[1]
-            tomb = "tomb" in str(before.get("event")) or "delet" in str(before.get("event"))
+            tomb = tombstoning or "tomb" in str(before.get("event")) or "delet" in str(before.get("event"))
             rule = "6 tombstone forgot its epoch" if tomb else "2 epoch went down"
             out.append({"rule": rule, "node": node, "uuid": k[0], "tablet": k[1], "from": prev[0], "to": epoch,
                         "at_ns": ev.history_ns(float(e.get("ts", 0))),

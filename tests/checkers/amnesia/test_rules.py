@@ -190,3 +190,15 @@ def test_checker_reads_a_run_folder(tmp_path: Path, final_value: int, valid: boo
 
 def test_checker_is_unknown_without_evidence() -> None:
     assert AmnesiaChecker().check(WRITES, CheckContext())["valid"] == "unknown"
+
+
+def test_rule6_broken_when_the_tombstone_itself_reports_no_epoch() -> None:
+    events = [ev("n1", "node_started", 1, uuid="u1"), ev("n1", "fenced", 2, tablet=0, epoch=5),
+              ev("n1", "tombstoned", 3, tablet=0, epoch=-1)]
+    [v] = epochs_never_go_down([], Evidence(events=events))
+    assert v["rule"] == "6 tombstone forgot its epoch" and (v["from"], v["to"]) == (5, -1)
+
+
+def test_a_replica_that_never_held_an_epoch_may_be_tombstoned_at_minus_one() -> None:
+    events = [ev("n1", "node_started", 1, uuid="u1"), ev("n1", "tombstoned", 3, tablet=0, epoch=-1)]
+    assert epochs_never_go_down([], Evidence(events=events)) == []
