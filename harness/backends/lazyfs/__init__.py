@@ -12,7 +12,8 @@ survives a power loss. Everything else lives only in this process's memory:
   replaced or removed file waits in a hidden stash). ``fsync`` of a directory commits the journal up
   to the last change in that directory, everything before it included (one ordered journal, as in
   ext4 or xfs). So a rename whose directory was never fsynced is lost by a power loss: the old file
-  comes back.
+  comes back. Committing a create or rename first writes back the data of the file it names (ext4's
+  default ``data=ordered``), so a durable name never shows an empty file.
 - **Writeback.** With ``--writeback S`` (the launcher uses
   :data:`system.lazy_storage.DEFAULT_WRITEBACK_S`), changes older
   than S seconds are written back in order, as the kernel's flusher would. 0 keeps them until fsync.

@@ -11,6 +11,7 @@ import contextlib
 import os
 import random
 import shutil
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ class Dirty:
 @dataclass
 class NameOp:
     """One journalled name change: ``kind`` with its paths (backing-relative), the folders it changes,
-    and the stash entry holding what it replaced or removed, if any."""
+    the stash entry holding what it replaced or removed (if any), and the inode it names (if any)."""
 
     seq: int
     at: float
@@ -52,6 +53,7 @@ class NameOp:
     paths: tuple[str, ...]
     dirs: frozenset[str]
     stash: str | None = None
+    ino: int | None = None
 
 
 def parent(rel: str) -> str:
@@ -173,7 +175,11 @@ class Volatile:
     def record(self, kind: str, paths: tuple[str, ...], stash: str | None = None) -> None:
         """Journal a name change that has just been applied to the backing directory."""
         dirs = frozenset(parent(p) for p in paths)
-        self.journal.append(NameOp(self._next(), time.monotonic(), kind, paths, dirs, stash))
+        ino = None
+        if kind in ("create", "rename"):
+            with contextlib.suppress(OSError):
+                ino = os.lstat(self.real(paths[-1])).st_ino
+        self.journal.append(NameOp(self._next(), time.monotonic(), kind, paths, dirs, stash, ino))
 
     def commit_dir(self, rel: str) -> None:
         """fsync of a folder: the journal up to its last change there becomes durable."""
@@ -183,8 +189,15 @@ class Volatile:
         self._commit_names(last + 1)
 
     def _commit_names(self, count: int) -> None:
+        """Make the first ``count`` journal entries durable. As in ext4's data=ordered mode, the data of a
+        file a committed entry names is written back first, so a durable name never shows an empty file."""
         done, self.journal = self.journal[:count], self.journal[count:]
         for op in done:
+            d = self.dirty.pop(op.ino, None) if op.ino is not None else None
+            if d is not None:
+                self._apply(d.fd, d.ops)
+                self.stats["flushed_writes"] += len(d.ops)
+                os.close(d.fd)
             if op.stash is not None:
                 self._remove_stash(op.stash)
         self.stats["committed_names"] += len(done)
@@ -260,6 +273,8 @@ class Volatile:
                 out["undone_names"].append(f"{op.kind} {' -> '.join(op.paths)}")
             except OSError as e:
                 out["undone_names"].append(f"{op.kind} {' -> '.join(op.paths)} (not undone: {e.strerror})")
+                print(f"lazyfs: drop could not undo {op.kind} {' -> '.join(op.paths)}: {e}", file=sys.stderr,
+                      flush=True)
         self.journal = []
         self.stats["drops"] += 1
         self.stats["dropped_writes"] += out["dropped_writes"]
