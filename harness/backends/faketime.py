@@ -17,11 +17,17 @@ the operator's failure detector all run on the monotonic clock, so they are unaf
 One caveat of that mode, guarded by a test: ``time.sleep`` raises ``OSError(EINVAL)`` under
 libfaketime 0.9.10 with ``FAKETIME_DONT_FAKE_MONOTONIC`` (its ``clock_nanosleep`` wrapper mishandles
 absolute monotonic deadlines). The node never calls it: it sleeps with asyncio only.
+
+libfaketime keeps a semaphore and a shared memory segment per process in ``/dev/shm``; a process killed
+with SIGKILL leaves them behind (harmless to later processes, but litter): :func:`remove_leftovers`
+deletes those of given dead processes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 LIB_DIRS = ("/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/aarch64-linux-gnu/faketime", "/usr/lib/faketime",
@@ -29,6 +35,7 @@ LIB_DIRS = ("/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/aarch64-linux-gnu/fa
 LIB_NAME = "libfaketimeMT.so.1"  # the thread-safe build: nodes fsync in worker threads
 MISSING = "libfaketime is not installed (apt-get install -y libfaketime)"
 CLOCK_DIR = "clock"
+SHM_DIR = Path("/dev/shm")
 
 
 class FaketimeUnavailable(RuntimeError):
@@ -106,3 +113,17 @@ def reset_all(cluster_dir: str | Path, nodes: list[str]) -> None:
     """Put every node's clock back to real time."""
     for node in nodes:
         write_offset(clock_file(cluster_dir, node), 0.0)
+
+
+def remove_leftovers(pids: Iterable[int], shm_dir: Path = SHM_DIR) -> list[str]:
+    """Delete the ``/dev/shm`` files libfaketime made for processes ``pids`` that are no longer alive;
+    return their names."""
+    removed = []
+    for pid in pids:
+        if Path(f"/proc/{pid}").exists():
+            continue
+        for name in (f"faketime_shm_{pid}", f"sem.faketime_sem_{pid}"):
+            with contextlib.suppress(FileNotFoundError):
+                (shm_dir / name).unlink()
+                removed.append(name)
+    return removed

@@ -45,6 +45,7 @@ class LocalBackend:
         self._partitioner: Partitioner | None = None
         self._run_dir: Path | None = None
         self._faketime = False
+        self._faketime_pids: set[int] = set()  # node processes started under libfaketime, for its /dev/shm litter
 
     async def setup(self, test: TestConfig, run_dir: Path) -> None:
         """Start the cluster under ``run_dir/cluster`` and wait until every tablet has a leader."""
@@ -63,6 +64,7 @@ class LocalBackend:
         self._write_cleanup()
         if self._faketime:
             await asyncio.to_thread(faketime.reset_all, self.cluster.dir, self.nodes())
+            self._note_pids()
         if standby:
             await asyncio.to_thread(self.cluster.kill, "op2")
         await asyncio.to_thread(self.cluster.wait_ready, 60.0)
@@ -86,6 +88,7 @@ class LocalBackend:
         finally:
             if self.cluster is not None:
                 await asyncio.to_thread(self.cluster.stop)
+            faketime.remove_leftovers(self._faketime_pids)
 
     def nodes(self) -> list[str]:
         """Node names n1..nN."""
@@ -125,6 +128,12 @@ class LocalBackend:
         c = self._require()
         c.launch(name, extra_args)
         c.write_description()
+        self._note_pids()
+
+    def _note_pids(self) -> None:
+        if self._faketime and self.cluster is not None:
+            self._faketime_pids |= {p.pid for n, p in self.cluster.procs.items()
+                                    if n in self.cluster.node_addrs and p.pid is not None}
 
     async def pause(self, node: str) -> None:
         """SIGSTOP."""
@@ -281,6 +290,7 @@ def reap_run_dir(run_dir: Path) -> list[str]:
                 os.kill(pid, signal.SIGKILL)
         if pids or strays:
             done.append(f"stopped {len(set(pids) | set(strays))} process(es) of {run_dir}")
+        faketime.remove_leftovers(set(pids) | set(strays))  # SIGKILLed nodes under libfaketime left these
     chain = data.get("iptables_chain")
     if chain:
         delete_chain(chain)

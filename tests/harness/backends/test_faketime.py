@@ -69,11 +69,16 @@ class Child:
         return got["wall"] - (w0 + w1) / 2, got["mono"] - (m0 + m1) / 2
 
     def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
+        """End of input: the child exits normally, so libfaketime removes its /dev/shm files itself."""
         for pipe in (self.proc.stdin, self.proc.stdout):
             if pipe is not None:
                 pipe.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        faketime.remove_leftovers([self.proc.pid])
 
 
 @pytest.fixture
@@ -141,6 +146,26 @@ def test_timed_waits_and_asyncio_keep_working_while_the_clock_strobes(tmp_path: 
     finally:
         stop.set()
         flipper.join()
+
+
+def test_a_killed_childs_shm_files_are_removed_and_a_clean_exit_leaves_none(tmp_path: Path) -> None:
+    killed = subprocess.Popen([sys.executable, "-c", "import time, sys; time.time(); sys.stdin.read()"],
+                              env=env_for(tmp_path), stdin=subprocess.PIPE)
+    clean = subprocess.Popen([sys.executable, "-c", "import time; time.time()"], env=env_for(tmp_path))
+    assert clean.wait(30) == 0
+    try:
+        deadline = time.monotonic() + 10
+        while not (faketime.SHM_DIR / f"faketime_shm_{killed.pid}").exists():
+            assert time.monotonic() < deadline, "libfaketime made no shared memory segment"
+            time.sleep(0.05)
+        assert faketime.remove_leftovers([killed.pid]) == []  # still alive: kept
+    finally:
+        killed.kill()
+        killed.wait(10)
+        assert killed.stdin is not None
+        killed.stdin.close()
+    assert faketime.remove_leftovers([killed.pid]) == [f"faketime_shm_{killed.pid}", f"sem.faketime_sem_{killed.pid}"]
+    assert not (faketime.SHM_DIR / f"faketime_shm_{clean.pid}").exists()
 
 
 def _calls_time_sleep(path: Path) -> bool:
