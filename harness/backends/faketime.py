@@ -56,6 +56,15 @@ def library() -> str:
     raise FaketimeUnavailable(MISSING + (f": {override} does not exist" if override else ""))
 
 
+def why_unavailable() -> str | None:
+    """None when libfaketime can be loaded, else why not, in one line."""
+    try:
+        library()
+    except FaketimeUnavailable as e:
+        return str(e)
+    return None
+
+
 def clock_file(cluster_dir: str | Path, node: str) -> Path:
     """The offset file node ``node`` of the cluster in ``cluster_dir`` reads its clock from."""
     return Path(cluster_dir) / CLOCK_DIR / f"{node}.rc"

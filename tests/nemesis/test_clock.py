@@ -22,7 +22,7 @@ from nemesis.registry import load, needs
 from system.client import Client
 
 NODES = ["n1", "n2", "n3"]
-HAVE_FAKETIME = any(Path(d, faketime.LIB_NAME).is_file() for d in faketime.LIB_DIRS)
+HAVE_FAKETIME = faketime.why_unavailable() is None
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -18,8 +18,7 @@ from harness.backends import faketime
 
 REPO = Path(__file__).resolve().parents[3]
 
-pytestmark = pytest.mark.skipif(not any(os.path.isfile(os.path.join(d, faketime.LIB_NAME)) for d in faketime.LIB_DIRS),
-                                reason=faketime.MISSING)
+pytestmark = pytest.mark.skipif(faketime.why_unavailable() is not None, reason=f"{faketime.why_unavailable()}")
 
 # The child prints one JSON line per request line on stdin: its wall and monotonic clocks.
 CHILD = """
@@ -101,6 +100,7 @@ def test_a_missing_library_is_named_with_the_install_command(monkeypatch: pytest
     monkeypatch.setenv("FENCEPOST_LIBFAKETIME", "/nonexistent/libfaketime.so.1")
     with pytest.raises(faketime.FaketimeUnavailable, match=r"apt-get install -y libfaketime"):
         faketime.node_env()
+    assert "apt-get install -y libfaketime" in str(faketime.why_unavailable())
 
 
 def test_offsets_round_trip_and_are_written_atomically(tmp_path: Path) -> None:
