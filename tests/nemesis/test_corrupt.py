@@ -15,6 +15,7 @@ from harness.backends.file_damage import KINDS
 from harness.backends.local import LocalBackend
 from harness.config import TestConfig
 from harness.run import run_test
+from nemesis.corrupt import wait_healthy
 from system.admin import call
 from system.client import Client
 from system.node import EXIT_DISK_LOSS
@@ -83,12 +84,15 @@ async def damage_and_repair(tmp_path: Path, kind: str) -> None:
                 losses = [e for e in node_events(backend, node) if e["event"] == "disk_loss"]
                 assert losses and "consensus metadata missing" in losses[-1]["reason"]
                 assert backend.cluster is not None and backend.cluster.node_uuid(node) != old_uuid
+                # Until the control plane has re-copied its tablets, the next corrupt window would wait.
+                assert not await wait_healthy(backend, timeout=0.0)
             else:
                 # Detected by checksum: the tablet is marked damaged, then tombstoned and copied again.
                 await eventually("the damage to be found", lambda: _found(backend, node, "tablet_damaged", tablet),
                                  timeout=30)
                 await eventually("the tablet to be copied again", lambda: _found(backend, node, "copy_done", tablet))
             await eventually("the node to serve every tablet", lambda: serving_everything(backend, node))
+            assert await wait_healthy(backend, timeout=60.0), "the corrupt fault would never strike again"
             await eventually("every acknowledged write to read back", lambda: all_keys_read_back(client))
             assert (await client.put("after", 1)).type == "ok"
         finally:
