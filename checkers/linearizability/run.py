@@ -64,11 +64,13 @@ def check_file(path: str, opts: FileOptions, *, workers: int | None = None) -> F
     gc.disable()
     try:
         fmt = detect_format(path) if opts.fmt == "auto" else opts.fmt
-        calls = pair_calls(load_history(path, fmt))
-        name = opts.model or choose_model(fmt, {c.f for c in calls})
-        model = make_model(name, opts.init)
-        result = check_calls(calls, model, partition=opts.partition, timeout=opts.timeout,
-                             all_violations=opts.all_violations, explain=opts.explain, workers=workers)
+        result = _check_sharded(path, fmt, opts, workers, start)
+        if result is None:
+            calls = pair_calls(load_history(path, fmt))
+            name = opts.model or choose_model(fmt, {c.f for c in calls})
+            model = make_model(name, opts.init)
+            result = check_calls(calls, model, partition=opts.partition, timeout=opts.timeout,
+                                 all_violations=opts.all_violations, explain=opts.explain, workers=workers)
     except HistoryError as e:
         return FileReport(path, None, {"path": path, "valid": None, "error": str(e.problems[0])},
                           errors=[str(p) for p in e.problems])
@@ -80,6 +82,26 @@ def check_file(path: str, opts: FileOptions, *, workers: int | None = None) -> F
             gc.enable()
     return FileReport(path, result.valid, summarise(path, fmt, result, time.monotonic() - start),
                       [f.counterexample for f in result.failures if f.counterexample is not None])
+
+
+def _check_sharded(path: str, fmt: str, opts: FileOptions, workers: int | None, start: float) -> CheckResult | None:
+    """A big Parquet or JSONL file checked end to end in several processes
+    (:mod:`checkers.linearizability.sharded`), or None for the one-process path."""
+    import multiprocessing
+
+    from checkers.linearizability import sharded
+    from checkers.models import choose_model, make_model
+
+    shares = (os.cpu_count() or 1) if workers is None else workers
+    if (shares < 2 or not opts.partition or fmt not in ("parquet", "jsonl") or multiprocessing.current_process().daemon
+            or not sharded.big_enough(path, fmt)):
+        return None
+    plan = sharded.plan_shards(path, fmt, shares)
+    if plan is None:
+        return None
+    model = make_model(opts.model or choose_model(fmt, plan.fs), opts.init)
+    return sharded.check_sharded(path, fmt, model, plan, shares=shares, start=start, timeout=opts.timeout,
+                                 all_violations=opts.all_violations, explain=opts.explain)
 
 
 def summarise(path: str, fmt: str, result: CheckResult, seconds: float) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -16,8 +16,12 @@ from harness.history.op import Op
 from harness.history.records import RecordError, op_from_record
 
 
-def read_jsonl(path: str | Path, *, allow_torn_tail: bool = False) -> Iterator[tuple[int, Op | Problem]]:
+def read_jsonl(path: str | Path, *, allow_torn_tail: bool = False,
+               rows: Sequence[int] | None = None) -> Iterator[tuple[int, Op | Problem]]:
     """Yield ``(line number, op or problem)`` for each non-blank line of a JSONL file.
+
+    ``rows`` (numbers from 0 among the non-blank lines, ascending) reads only those lines, for a
+    reader that takes a share of the file.
 
     A line that is not a JSON object of op fields yields a :class:`Problem` naming ``path:line``;
     reading goes on, so every bad line is reported. A truncated last line (a writer killed mid-op)
@@ -25,6 +29,9 @@ def read_jsonl(path: str | Path, *, allow_torn_tail: bool = False) -> Iterator[t
     newline is dropped, as a crash can only have torn the op being written.
     """
     name = str(path)
+    if rows is not None:
+        yield from _read_rows(name, rows)
+        return
     position = 0
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -44,6 +51,29 @@ def read_jsonl(path: str | Path, *, allow_torn_tail: bool = False) -> Iterator[t
                 continue
             position += 1
             yield lineno, op
+
+
+def _read_rows(name: str, rows: Sequence[int]) -> Iterator[tuple[int, Op | Problem]]:
+    """:func:`read_jsonl` over the chosen non-blank lines only (index and time must be present)."""
+    wanted = iter(rows)
+    nxt = next(wanted, -1)
+    row = -1
+    with open(name, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if nxt < 0:
+                return
+            if not raw.strip():
+                continue
+            row += 1
+            if row != nxt:
+                continue
+            nxt = next(wanted, -1)
+            try:
+                yield lineno, op_from_record(orjson.loads(raw), row)
+            except orjson.JSONDecodeError:
+                yield lineno, Problem(name, lineno, _json_problem(raw))
+            except RecordError as e:
+                yield lineno, Problem(name, lineno, str(e))
 
 
 def _json_problem(raw: bytes) -> str:

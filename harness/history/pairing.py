@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from harness.history.op import NEMESIS, Call, Op, OpType
 
 
-def pair_calls(ops: Iterable[Op], *, include_nemesis: bool = False) -> list[Call]:
+def pair_calls(ops: Iterable[Op], *, include_nemesis: bool = False, end: int = 0) -> list[Call]:
     """Pair every invocation with the next completion by the same process.
 
     An invocation with no completion becomes an ``info`` call whose return time is the end of the
@@ -17,6 +17,7 @@ def pair_calls(ops: Iterable[Op], *, include_nemesis: bool = False) -> list[Call
     Args:
         ops: the history, in index order.
         include_nemesis: keep the nemesis's fault operations as calls too.
+        end: the history's last time, when ``ops`` are only a share of it.
 
     Returns:
         Calls ordered by invocation.
@@ -25,7 +26,6 @@ def pair_calls(ops: Iterable[Op], *, include_nemesis: bool = False) -> list[Call
     append = calls.append
     open_calls: dict[object, Call] = {}
     invoke, ok, fail, info = OpType.INVOKE, OpType.OK, OpType.FAIL, OpType.INFO
-    end = 0
     for op in ops:
         t = op.time
         if t > end:

@@ -7,14 +7,16 @@ directly as a partitioning column.
 
 from __future__ import annotations
 
+import bisect
 import json
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from harness.history.errors import Problem
-from harness.history.op import Op
+from harness.history.op import NEMESIS, Op, OpType
 from harness.history.records import RecordError, op_from_record
 
 COLUMNS = ("index", "time", "process", "type", "f", "key", "value", "error", "extra")
@@ -95,8 +97,15 @@ def write_parquet(ops: Iterable[Op], path: str | Path) -> int:
     return n
 
 
-def read_parquet(path: str | Path) -> Iterator[tuple[int, Op | Problem]]:
-    """Yield ``(row number from 1, op or problem)`` for each row of a Parquet history."""
+def read_parquet(path: str | Path, rows: Sequence[int] | None = None) -> Iterator[tuple[int, Op | Problem]]:
+    """Yield ``(row number from 1, op or problem)`` for each row of a Parquet history.
+
+    Args:
+        path: the file.
+        rows: only these rows (numbered from 0, ascending), for a reader that takes a share of the
+            file; None reads every row.
+    """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     name = str(path)
@@ -109,12 +118,69 @@ def read_parquet(path: str | Path) -> Iterator[tuple[int, Op | Problem]]:
     if missing:
         yield 1, Problem(name, 1, f"Parquet history lacks column(s) {', '.join(missing)}")
         return
-    row = 0
+    decode = Decoder()
+    start = lo = 0
     for batch in pf.iter_batches(batch_size=100_000):
-        cols = batch.to_pydict()
-        for i in range(batch.num_rows):
-            row += 1
+        end = start + batch.num_rows
+        numbers: Sequence[int] = range(start + 1, end + 1)
+        if rows is not None:
+            hi = bisect.bisect_left(rows, end, lo)
+            taken = [r - start for r in rows[lo:hi]]
+            numbers = [r + 1 for r in rows[lo:hi]]
+            batch = batch.take(pa.array(taken, pa.int64()))
+            lo = hi
+        start = end
+        if batch.num_rows:
+            yield from _batch_ops(name, batch.schema.names, batch.to_pydict(), numbers, decode)
+
+
+class Decoder:
+    """JSON text -> value, remembering the results of short texts that are ints, strings, bools or
+    null (most keys and values repeat); a text that is not JSON raises :class:`json.JSONDecodeError`."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, Any] = {}
+
+    def __call__(self, text: str | None) -> Any:
+        """The value of ``text`` (None for a null cell)."""
+        if text is None:
+            return None
+        got = self.cache.get(text, self)
+        if got is not self:
+            return got
+        value = json.loads(text)
+        if len(text) <= 32 and type(value) in _CACHED and len(self.cache) < 100_000:
+            self.cache[text] = value
+        return value
+
+
+_CACHED = frozenset({int, str, bool, type(None)})
+_TYPES = {t.value: t for t in OpType}
+_PROCESS = re.compile(r"-?[0-9]+")
+
+
+def _batch_ops(name: str, names: list[str], cols: dict[str, list[Any]], numbers: Sequence[int],
+               decode: Decoder) -> Iterator[tuple[int, Op | Problem]]:
+    """``(row number, op or problem)`` for each row of a batch: the common row on a fast path that
+    builds what :func:`_row_to_op` builds, anything else through it."""
+    if tuple(names) != COLUMNS:
+        for i, row in enumerate(numbers):
             yield row, _row_to_op(name, row, {c: v[i] for c, v in cols.items()})
+        return
+    index, times, procs, kinds, fs, keys, values, errors, extras = (cols[c] for c in COLUMNS)
+    match = _PROCESS.fullmatch
+    for i, row in enumerate(numbers):
+        ix, t, p, kind, f = index[i], times[i], procs[i], _TYPES.get(kinds[i]), fs[i]
+        if (extras[i] is None and kind is not None and type(ix) is int and ix >= 0 and type(t) is int
+                and t >= 0 and type(f) is str and f and type(p) is str):
+            proc: int | str | None = NEMESIS if p == NEMESIS else int(p) if match(p) else None
+            if proc is not None:
+                try:
+                    yield row, Op(ix, t, proc, kind, f, decode(keys[i]), decode(values[i]), decode(errors[i]), {})
+                    continue
+                except json.JSONDecodeError:
+                    pass
+        yield row, _row_to_op(name, row, {c: cols[c][i] for c in COLUMNS})
 
 
 def _row_to_op(name: str, row: int, raw: dict[str, Any]) -> Op | Problem:
