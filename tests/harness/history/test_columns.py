@@ -18,6 +18,7 @@ from harness.history.parquet import read_parquet, write_parquet
 from harness.history.validate import validate
 
 FORMATS = (("jsonl", "h.jsonl"), ("parquet", "h.parquet"))
+PROCESSES: list[int | str] = [0, 1, 2, NEMESIS]
 
 
 def _generated(tmp_path: Path, name: str, n: int = 3000) -> list[Op]:
@@ -66,7 +67,7 @@ def _histories(draw: st.DrawFn) -> list[Op]:
     for _ in range(draw(st.integers(1, 30))):
         index += draw(st.sampled_from([1, 1, 1, 2, 0]))
         t = max(0, t + draw(st.sampled_from([0, 3, 5, -1])))
-        process: int | str = draw(st.sampled_from([0, 1, 2, NEMESIS]))
+        process = draw(st.sampled_from(PROCESSES))
         kind = draw(st.sampled_from(list(OpType)))
         ops.append(Op(index, t, process, kind, draw(st.sampled_from(["read", "write"])),
                       draw(st.sampled_from([None, 1, "k"]))))
