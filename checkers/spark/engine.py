@@ -38,7 +38,8 @@ _SESSION: Any = None
 def get_session(master: str | None = None, *, app: str = "fencepost", conf: dict[str, str] | None = None) -> Any:
     """The SparkSession the engine uses, started once per process.
 
-    The master is, in order: ``master``; ``SPARK_REMOTE`` (Spark Connect, ``sc://host:15002``);
+    The master is, in order: ``master`` (an ``sc://`` URL means Spark Connect); ``SPARK_REMOTE`` (Spark
+    Connect, ``sc://host:15002``, which needs ``pyspark[connect]``: :data:`CONNECT_MODULES`);
     ``spark.master`` from ``spark-defaults.conf`` or ``spark-submit``; else ``local[*]``. Executors run
     ``PYSPARK_PYTHON``, which defaults to this interpreter (Fencepost must be installed there).
     ``conf`` adds Spark settings, such as ``spark.executor.memory``.
@@ -51,10 +52,14 @@ def get_session(master: str | None = None, *, app: str = "fencepost", conf: dict
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app)
-    if master is not None:
+    remote = master if master is not None and master.startswith("sc://") else None
+    if remote is None and master is None:
+        remote = os.environ.get("SPARK_REMOTE") or None
+    if remote is not None:
+        _connect_ready(remote)
+        builder = builder.remote(remote)
+    elif master is not None:
         builder = builder.master(master)
-    elif os.environ.get("SPARK_REMOTE"):
-        builder = builder.remote(os.environ["SPARK_REMOTE"])
     else:
         from pyspark import SparkConf
 
@@ -70,6 +75,28 @@ def get_session(master: str | None = None, *, app: str = "fencepost", conf: dict
     with contextlib.suppress(Exception):  # Spark Connect has no SparkContext
         _SESSION.sparkContext.setLogLevel("ERROR")
     return _SESSION
+
+
+CONNECT_MODULES = {"grpc": "grpcio", "grpc_status": "grpcio-status", "google.protobuf": "protobuf",
+                   "google.rpc": "googleapis-common-protos"}
+"""What PySpark's Spark Connect client imports beyond PySpark itself (``pip install 'pyspark[connect]'``)."""
+
+
+def _connect_ready(remote: str) -> None:
+    """Raise ValueError, naming what is missing, when the Spark Connect client cannot be imported."""
+    import importlib.util
+
+    missing = []
+    for module, package in CONNECT_MODULES.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # a parent package is missing
+            found = False
+        if not found:
+            missing.append(package)
+    if missing:
+        raise ValueError(f"Spark Connect ({remote}) needs {', '.join(missing)}, not installed: "
+                         "pip install 'pyspark[connect]', or unset SPARK_REMOTE to start a local Spark")
 
 
 def stop_session() -> None:
