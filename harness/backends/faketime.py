@@ -6,12 +6,12 @@ Each data node starts with libfaketime preloaded and ``FAKETIME_TIMESTAMP_FILE``
 the node's clock at once: that is how the nemesis bumps, skews and strobes clocks. The file is replaced
 atomically (write a temp file, rename), so a node never reads half an offset.
 
-What is faked: the wall clock only (``CLOCK_REALTIME``: ``time.time``, ``datetime.now``, file
-timestamps), as an NTP step or a wrong hardware clock would. ``FAKETIME_DONT_FAKE_MONOTONIC=1`` leaves
+What is faked: the wall clock only (``CLOCK_REALTIME``: ``time.time``, ``datetime.now``), as an NTP
+step or a wrong hardware clock would move it. ``FAKETIME_DONT_FAKE_MONOTONIC=1`` leaves
 ``CLOCK_MONOTONIC`` alone, for two reasons. Real clocks never step the monotonic clock (NTP only slews
 it), so a fault there models no real failure. And libfaketime 0.9.10 with a faked monotonic clock hangs
-a Python thread's timed wait for ever (``threading.Event().wait(0.2)`` never returns), which would
-hang the node's worker threads rather than test its protocol. asyncio's timers, the RPC timeouts and
+a Python thread's timed wait for ever (``threading.Event().wait(0.2)`` never returns): any timed wait in
+a node would hang instead of testing its protocol. asyncio's timers, the RPC timeouts and
 the operator's failure detector all run on the monotonic clock, so they are unaffected.
 
 One caveat of that mode, guarded by a test: ``time.sleep`` raises ``OSError(EINVAL)`` under
