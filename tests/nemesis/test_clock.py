@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends import faketime
+from harness.backends.docker import DockerBackend
 from harness.backends.iptables import why_unavailable
 from harness.backends.local import LocalBackend
 from harness.config import TestConfig
@@ -144,6 +145,15 @@ def test_a_bump_moves_one_nodes_clock_and_stop_and_heal_put_it_back(tmp_path: Pa
 def test_clock_faults_are_refused_on_nodes_started_without_faketime() -> None:
     with pytest.raises(RuntimeError, match="libfaketime"):
         asyncio.run(LocalBackend().set_clock("n1", 5.0))
+
+
+def test_the_docker_backend_refuses_clock_faults_before_starting_anything(tmp_path: Path) -> None:
+    backend = DockerBackend()
+    with pytest.raises(RuntimeError, match=r"clock faults need the local backend"):
+        asyncio.run(backend.setup(TestConfig(nemesis=["clock"], backend="docker"), tmp_path))
+    assert not backend.containers and not (tmp_path / "cleanup.json").exists()
+    with pytest.raises(RuntimeError, match=r"clock faults need the local backend"):
+        asyncio.run(backend.set_clock("n1", 1.0))
 
 
 CAMPAIGNS = [["clock"], ["clock", "kill", "partition"]]
