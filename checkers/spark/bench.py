@@ -4,14 +4,19 @@ Arguments (after ``fencepost bench spark``): ``--ops N`` (default 1,000,000), ``
 ``--anomalies A`` (3), ``--master URL`` (``local[2]``), ``--path FILE.parquet`` (check this file
 instead of generating one; it is kept), ``--spark-only`` (skip the local engine, for histories too
 big for one process's memory), ``--apply-in-pandas`` (also time the same check written as
-``groupBy(key).applyInPandas``, the alternative to the engine's ``repartition(key)`` + ``mapInArrow``).
+``groupBy(key).applyInPandas``, the alternative to the engine's ``repartition(key)`` + ``mapInArrow``),
+``--no-stats`` (skip the Spark SQL statistics).
 
 Each of ``runs`` rounds checks the file with the local engine (``check_file``, every core,
 ``--all-violations``) and then with the Spark engine on one SparkSession started beforehand (its
 start-up is reported apart). Peak memory is the largest sum of RSS over this process and all its
 descendants (the JVM and its Python workers included), sampled every 0.2 s during the Spark checks;
 it includes what the local engine's run left in this process, so use ``--spark-only`` for Spark's
-own figure. The last line is one JSON object of medians, with the load average before and after.
+own figure. CPU time is user and system time of the same process tree (exited children included);
+``local_cpu_per_wall`` near the number of cores means the local engine kept them all busy. Then the
+Spark SQL statistics of the history (latency quantiles per f and outcome, throughput per second, both
+per fault window) are computed once and timed (``stats``, ``stats_s``). The last line is one JSON
+object of medians, with the load average before and after.
 """
 
 from __future__ import annotations
@@ -37,8 +42,20 @@ def _option(args: list[str], name: str, default: str | None) -> str | None:
 
 def _tree_rss() -> int:
     """Bytes resident in this process and all its descendants."""
+    return _tree()[0]
+
+
+def tree_cpu() -> float:
+    """CPU seconds (user and system) used so far by this process and all its descendants, those that
+    have exited and been waited for included."""
+    return _tree()[1]
+
+
+def _tree() -> tuple[int, float]:
+    """Resident bytes and CPU seconds of this process and all its descendants, from ``/proc``."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
+    cpu: dict[int, int] = {}
     page = os.sysconf("SC_PAGE_SIZE")
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -51,12 +68,14 @@ def _tree_rss() -> int:
         pid = int(name)
         children.setdefault(int(fields[1]), []).append(pid)
         rss[pid] = int(fields[21]) * page
-    total, todo = 0, [os.getpid()]
+        cpu[pid] = sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+    total, ticks, todo = 0, 0, [os.getpid()]
     while todo:
         pid = todo.pop()
         total += rss.get(pid, 0)
+        ticks += cpu.get(pid, 0)
         todo.extend(children.get(pid, []))
-    return total
+    return total, ticks / os.sysconf("SC_CLK_TCK")
 
 
 class PeakMemory:
@@ -101,6 +120,21 @@ def apply_in_pandas_seconds(spark: Any, path: str, model_name: str = "register")
     df = read_history(spark, path).filter(F.col("process") != "nemesis")
     rows = df.groupBy("key").applyInPandas(per_key, task.spark_ddl()).filter(F.col("valid") == "false").collect()
     return time.monotonic() - t, sorted(json.loads(r["key"]) for r in rows)
+
+
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 2)
+
+
+def _stats(spark: Any, path: str) -> dict[str, Any]:
+    """The Spark SQL statistics of the history (:func:`checkers.spark.stats.history_stats`), timed."""
+    from checkers.spark.stats import history_stats
+
+    t = time.monotonic()
+    stats = history_stats(spark, path)
+    seconds = round(time.monotonic() - t, 2)
+    print(f"spark sql stats in {seconds} s: throughput {stats['throughput']}", flush=True)
+    return {"stats_s": seconds, "stats": stats}
 
 
 def _load() -> float:
@@ -149,15 +183,19 @@ def main(runs: int = 3, args: list[str] | None = None) -> None:
         peaks: list[int] = []
         agree = True
         summary: dict[str, Any] = {}
+        local_cpu: list[float] = []
+        spark_cpu: list[float] = []
         for i in range(max(1, runs)):
             if not spark_only:
-                t = time.monotonic()
+                c, t = tree_cpu(), time.monotonic()
                 local = check_file(path, opts)
                 local_s.append(time.monotonic() - t)
+                local_cpu.append(tree_cpu() - c)
             memory.reset()
-            t = time.monotonic()
+            c, t = tree_cpu(), time.monotonic()
             report = check_file_spark(path, opts, spark=spark)
             spark_s.append(time.monotonic() - t)
+            spark_cpu.append(tree_cpu() - c)
             peaks.append(memory.peak)
             if "--apply-in-pandas" in args:
                 seconds, keys_found = apply_in_pandas_seconds(spark, path, report.summary.get("model", "register"))
@@ -170,9 +208,17 @@ def main(runs: int = 3, args: list[str] | None = None) -> None:
                 agree = agree and got == sorted(map(repr, local.summary["invalid_keys"]))
             if injected is not None:
                 agree = agree and got == sorted(map(repr, injected))
-            print(f"run {i + 1}: spark {spark_s[-1]:.1f} s" + ("" if spark_only else f", local {local_s[-1]:.1f} s")
+            print(f"run {i + 1}: spark {spark_s[-1]:.1f} s (cpu {spark_cpu[-1]:.1f} s)"
+                  + ("" if spark_only else f", local {local_s[-1]:.1f} s (cpu {local_cpu[-1]:.1f} s)")
                   + f", invalid keys {summary.get('invalid_keys')}, load {_load()}", flush=True)
         memory.stop()
+        if "--no-stats" not in args:
+            figures.update(_stats(spark, path))
+        figures.update(spark_cpu_s=_median(spark_cpu), spark_cpu_per_wall=_median(
+            [c / max(w, 1e-9) for c, w in zip(spark_cpu, spark_s, strict=True)]))
+        if local_cpu:
+            figures.update(local_cpu_s=_median(local_cpu), local_cpu_per_wall=_median(
+                [c / max(w, 1e-9) for c, w in zip(local_cpu, local_s, strict=True)]))
         figures.update(
             ops=summary.get("ops"), partitions=summary.get("partitions"), valid=summary.get("valid"),
             invalid_keys=summary.get("invalid_keys"), agree=agree,
