@@ -31,6 +31,7 @@ def test_spark_remote_without_the_client_names_what_to_install(tmp_path: Path,
     path = tmp_path / "h.parquet"
     write_parquet(HistoryGenerator(50, keys=2, seed=1), path)
     monkeypatch.setenv("SPARK_REMOTE", "sc://127.0.0.1:15002")
+    monkeypatch.setattr(engine, "_SESSION", None)  # a session another test started is not Spark Connect
     result = CliRunner().invoke(cli, ["check", str(path), "--engine", "spark"])
     assert result.exit_code == 3
     assert "Spark Connect (sc://127.0.0.1:15002) needs grpcio" in result.output
