@@ -98,6 +98,6 @@ def test_fast_path_agrees_with_search(ops: list[Op], pick: int, value: int) -> N
 @settings(max_examples=200, deadline=None)
 @given(register_ops(max_ops=25, procs=4, unique=True))
 def test_fast_path_decides_unique_histories(ops: list[Op]) -> None:
-    check = PartitionCheck(Partition(None, make_model("register").inner, calls_of(ops)))
+    check = PartitionCheck(Partition(None, make_model("register").inner, calls_of(ops)))  # type: ignore[arg-type]
     assert check.verdict.method in ("fast-path", "empty")
     assert check.valid is True
