@@ -4,7 +4,7 @@ A SparkSession takes about 10 s to start (over a minute on a loaded 2-core machi
 :data:`AUTO_MIN_EVENTS` events the local engine finishes before Spark would have started. Above it,
 on one 2-core machine, the two are now close: the local engine reads and checks a big Parquet or
 JSONL file in shares on every core (:mod:`checkers.linearizability.sharded`), and on a 1,000,000-op
-history took 19 s against Spark's 25 s (``fencepost bench spark``, medians of 3, loaded machine).
+history took 12 s against Spark's 17 s (``fencepost bench spark``, medians of 3).
 Spark wins with more cores than one machine has, and when the local engine would need more memory
 than the machine has.
 """
