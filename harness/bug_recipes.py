@@ -49,9 +49,10 @@ RECIPES: dict[str, Recipe] = {
     "metadata-no-fsync": Recipe("register", ("lose-unsynced", "partition"), 60, 2.0,
                                 "a power loss rolls a node's epoch back; the amnesia checker sees the epoch go "
                                 "down, and a fenced leader's writes may be accepted again"),
-    "forget-epoch-on-tombstone": Recipe("register", ("membership", "kill"), 40, 2.0,
-                                        "membership changes delete replicas; the amnesia checker sees the "
-                                        "tombstone's epoch go down"),
+    "forget-epoch-on-tombstone": Recipe("register", ("membership",), 40, 3.0,
+                                        "moves and contracts delete replicas; the amnesia checker sees the "
+                                        "tombstone report no epoch where the replica held one (rule 6)",
+                                        targets={"membership": ("move-replica", "contract")}),
     "copy-overwrites-epoch": Recipe("register", ("wipe", "membership", "partition"), 60, 2.0,
                                     "tablet copies after wipes and moves; the amnesia checker sees an epoch "
                                     "lowered by a copy"),
