@@ -210,6 +210,11 @@ def check_calls(calls: Sequence[Call], model: ModelBase, *, partition: bool = Tr
     else:
         verdicts = _race(parts, deadline=deadline, fast=fast, explain=explain, all_violations=all_violations,
                          guided=guided)
+    return fill_result(result, verdicts, start)
+
+
+def fill_result(result: CheckResult, verdicts: list[PartitionVerdict], start: float) -> CheckResult:
+    """Complete ``result`` from the partitions' verdicts (in key order) and the monotonic ``start`` time."""
     result.checked = len(verdicts)
     result.valid = merge([v.valid if v.valid is not None else "unknown" for v in verdicts])
     result.invalid_keys = [v.label for v in verdicts if v.valid is False]

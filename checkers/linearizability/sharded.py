@@ -19,13 +19,12 @@ from __future__ import annotations
 import heapq
 import multiprocessing
 import os
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from checkers.linearizability.checker import CheckResult, PartitionVerdict, check_partition, merge
+from checkers.linearizability.checker import CheckResult, PartitionVerdict, check_partition, fill_result
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -148,13 +147,7 @@ def check_sharded(path: str, fmt: str, model: Keyed, plan: ShardPlan, *, shares:
             conn.close()
     found.sort(key=lambda item: item[0])
     verdicts = [v for _, v in found]
-    result = CheckResult(True, model.name, plan.calls, partitions=plan.partitions, checked=len(verdicts))
-    result.valid = merge([v.valid if v.valid is not None else "unknown" for v in verdicts])
-    result.invalid_keys = [v.label for v in verdicts if v.valid is False]
-    result.unknown_keys = [v.label for v in verdicts if v.valid == "unknown"]
-    result.failures = [v for v in verdicts if v.valid is False]
-    result.seconds = time.monotonic() - start
-    return result
+    return fill_result(CheckResult(True, model.name, plan.calls, partitions=plan.partitions), verdicts, start)
 
 
 def _collect(conns: list[Connection], found: list[tuple[int, PartitionVerdict]], all_violations: bool) -> bool:

@@ -163,9 +163,9 @@ def check_parquet_spark(path: str, model_name: str | None = None, init: Any = No
     failures = _failures(verdicts)
     if explain and failures:
         _global_call_ids(df.filter(is_call).select("index"), failures)
-    from checkers.spark.task import _Decoder
+    from harness.history.parquet import Decoder
 
-    decode = _Decoder()
+    decode = Decoder()
     states = {"true": True, "false": False}
     result.valid = merge([states.get(v, "unknown") for v in verdicts["valid"].unique()]) if len(verdicts) else True
     result.invalid_keys = [f.label for f in failures]
@@ -219,9 +219,9 @@ def _run(ops: Any, checker: Any, n_parts: int, *, by_invocation: bool) -> Any:
 
 def _failures(verdicts: Any) -> list[PartitionVerdict]:
     """The invalid keys' verdicts, counterexamples unpickled, in order of their first op."""
-    from checkers.spark.task import _Decoder
+    from harness.history.parquet import Decoder
 
-    decode = _Decoder()
+    decode = Decoder()
     out = []
     for row in verdicts[verdicts["valid"] == "false"].itertuples(index=False):
         cex = None if row.cex is None else pickle.loads(row.cex)

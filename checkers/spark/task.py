@@ -10,13 +10,13 @@ verdicts and counterexamples do not depend on it.)
 
 from __future__ import annotations
 
-import json
 import pickle
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from harness.history.op import Op, OpType
+from harness.history.parquet import Decoder
 
 VERDICT_FIELDS = (
     ("key", "string"), ("first_index", "int64"), ("valid", "string"), ("ops", "int64"), ("pruned", "int64"),
@@ -41,25 +41,7 @@ def spark_ddl() -> str:
     return ", ".join(f"`{n}` {'bigint' if t == 'int64' else t}" for n, t in VERDICT_FIELDS)
 
 
-class _Decoder:
-    """JSON text -> value, remembering the immutable results of short texts (most values repeat)."""
-
-    def __init__(self) -> None:
-        self.cache: dict[str, Any] = {}
-
-    def __call__(self, text: str | None) -> Any:
-        if text is None:
-            return None
-        got = self.cache.get(text, self)
-        if got is not self:
-            return got
-        value = json.loads(text)
-        if len(text) <= 32 and not isinstance(value, list | dict) and len(self.cache) < 100_000:
-            self.cache[text] = value
-        return value
-
-
-def _op(row: tuple[Any, ...], decode: _Decoder) -> Op:
+def _op(row: tuple[Any, ...], decode: Decoder) -> Op:
     """One Op from a row (index, time, process, type, f, key, value, error, extra), as read_parquet builds it."""
     index, t, process, kind, f, key, value, error, extra = row
     if isinstance(process, str) and process.lstrip("-").isdigit():
@@ -97,7 +79,7 @@ def make_checker(model_name: str, init: Any, deadline: float | None, explain: bo
         from harness.history.pairing import pair_calls
 
         inner = make_model(model_name, init).inner
-        decode = _Decoder()
+        decode = Decoder()
         schema = verdict_schema()
         out: dict[str, list[Any]] = {n: [] for n, _ in VERDICT_FIELDS}
 
