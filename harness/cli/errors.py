@@ -23,3 +23,12 @@ def fail(message: str) -> NoReturn:
 def not_landed(command: str, issue: str) -> NoReturn:
     """Say that a subcommand's feature has not landed yet, and exit 3."""
     fail(f"`fencepost {command}` is not available yet: it arrives with {issue}")
+
+
+def require_docker_engine() -> None:
+    """Exit 3 with the reason when ``--backend docker`` was asked for and no Docker engine answers."""
+    from harness.backends.docker_objects import engine_unavailable
+
+    reason = engine_unavailable()
+    if reason is not None:
+        fail(f"--backend docker: {reason}")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from harness.cli.errors import fail
+from harness.cli.errors import fail, require_docker_engine
 from harness.cli.exit_codes import ERROR
 
 if TYPE_CHECKING:
@@ -52,11 +52,7 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, backend: str, sto
         if missing:
             fail(f"bug {b}: its recipe needs the nemesis {', '.join(missing)}, which is not available")
     if backend == "docker":
-        from harness.backends.docker_objects import engine_unavailable
-
-        reason = engine_unavailable()
-        if reason is not None:
-            fail(f"--backend docker: {reason}")
+        require_docker_engine()
 
     try:
         cells = run_matrix(chosen, range(first_seed, first_seed + seeds), store, backend=backend, clean=clean,

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from harness.cli.errors import fail
+from harness.cli.errors import fail, require_docker_engine
 from harness.cli.exit_codes import ERROR, for_validity
 from harness.config import TestConfig
 
@@ -54,11 +54,7 @@ def test(ctx: click.Context, workload: str | None, nemesis: str | None, nodes: i
     if unknown_bugs:
         fail(f"unknown bug(s) {', '.join(unknown_bugs)}; see `fencepost test --list-bugs`")
     if backend == "docker":
-        from harness.backends.docker_objects import engine_unavailable
-
-        reason = engine_unavailable()
-        if reason is not None:
-            fail(f"--backend docker: {reason}")
+        require_docker_engine()
     extra: dict[str, object] = {}
     if len(bug) == 1 and workload is None and nemesis is None:
         from harness.bug_recipes import recipe
