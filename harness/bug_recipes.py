@@ -43,12 +43,12 @@ class Recipe:
 
 
 RECIPES: dict[str, Recipe] = {
-    "ack-before-fsync": Recipe("log", ("lose-unsynced",), 60, 3.0,
-                               "a node power-loses entries it acknowledged; the amnesia and log checkers see "
-                               "acknowledged appends vanish"),
-    "metadata-no-fsync": Recipe("register", ("lose-unsynced", "partition"), 60, 2.0,
+    "ack-before-fsync": Recipe("register", ("lose-unsynced",), 60, 2.0,
+                               "nodes power-lose entries they acknowledged; the amnesia checker sees "
+                               "acknowledged writes missing from the final state"),
+    "metadata-no-fsync": Recipe("register", ("lose-unsynced",), 60, 2.0,
                                 "a power loss rolls a node's epoch back; the amnesia checker sees the epoch go "
-                                "down, and a fenced leader's writes may be accepted again"),
+                                "down"),
     "forget-epoch-on-tombstone": Recipe("register", ("membership",), 40, 3.0,
                                         "moves and contracts delete replicas; the amnesia checker sees the "
                                         "tombstone report no epoch where the replica held one (rule 6)",

@@ -15,10 +15,11 @@ from collections.abc import Iterable
 
 # Name -> where it lives, what it breaks, and the real bug it mirrors.
 BUGS: dict[str, str] = {
-    "ack-before-fsync": "wal/replica: a replica counts and acknowledges entries before they are fsynced, so an"
+    "ack-before-fsync": "wal.Wal.sync: a replica counts and acknowledges entries before they are fsynced, so an"
                         " entry is acknowledged before a majority holds it durable. Mirrors Oxia #1176.",
-    "metadata-no-fsync": "statefile: the node writes its epoch and fence state (consensus metadata) without"
-                         " fsync, so a power loss can roll the epoch back. Mirrors Kudu KUDU-2195.",
+    "metadata-no-fsync": "statefile.write_consensus_meta: the node writes its epoch and fence state (consensus"
+                         " metadata) without fsync, so a power loss can roll the epoch back. Mirrors Kudu"
+                         " KUDU-2195.",
     "forget-epoch-on-tombstone": "rules.tombstone_keeps_epoch: deleting a replica drops its consensus metadata, so"
                                  " the tombstone forgets its epoch. Mirrors the Kudu tablet-copy seed's amnesia.",
     "copy-overwrites-epoch": "rules.merge_consensus_meta: tablet copy adopts the remote epoch even when the local"
