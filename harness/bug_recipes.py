@@ -81,8 +81,10 @@ RECIPES: dict[str, Recipe] = {
                       "a follower that missed a batch acknowledges later ones; lost appends after failover"),
     "stale-copy-session": Recipe("register", ("membership", "wipe", "kill"), 60, 2.0,
                                  "a copy from a closed migration session is applied; epochs go down"),
-    "no-cas-config-change": Recipe("register", ("operator", "membership"), 60, 2.0,
-                                   "two operators change the ensemble concurrently; two leaders or lost writes"),
+    "no-cas-config-change": Recipe("register", ("config-race",), 30, 3.0,
+                                   "two admins change one tablet's placement at once, naming the same "
+                                   "committed config id; both apply, and the config-cas checker sees a change "
+                                   "applied over a config its caller never saw"),
     "become-leader-before-followers": Recipe("log", ("failover",), 40, 3.0,
                                              "a follower lags, the leader dies and the other follower is "
                                              "slow: the first fenced node leads without a fence majority and "

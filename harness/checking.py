@@ -20,6 +20,7 @@ STANDARD_CHECKERS = (
     "checkers.availability:AvailabilityChecker",
     "checkers.log_pattern:LogPatternChecker",
     "checkers.amnesia:AmnesiaChecker",
+    "checkers.config_cas:ConfigCasChecker",
 )
 """Checkers every run gets besides its workload's own, as "module:class" (skipped until they exist)."""
 

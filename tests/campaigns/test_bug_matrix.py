@@ -19,7 +19,7 @@ from harness.bug_recipes import RECIPES, recipe
 from harness.pytest_plugin import CampaignSettings
 from harness.run import RunOutcome
 
-CI_SUBSET = {"leader-not-highest-head": 1}
+CI_SUBSET = {"leader-not-highest-head": 1, "no-cas-config-change": 1}
 """Bug -> a seed, for the CI subset: quick recipes, known to catch the bug at that seed."""
 
 NIGHTLY_SEEDS = range(1, 11)
