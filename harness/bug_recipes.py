@@ -67,9 +67,11 @@ RECIPES: dict[str, Recipe] = {
                                  "leader changes with uncommitted tails; divergent committed entries"),
     "fence-current-ensemble-only": Recipe("register", ("membership", "partition"), 60, 2.0,
                                           "a stalled swap leaves the new node unfenced; two leaders in an epoch"),
-    "count-pre-voter-acks": Recipe("log", ("membership", "kill"), 60, 2.0,
-                                   "catch-up replicas count toward the majority; acknowledged appends are lost "
-                                   "when the real voters fail"),
+    "count-pre-voter-acks": Recipe("register", ("catch-up-partition",), 40, 3.0,
+                                   "a replica is added and, as it catches up, the leader and it are cut off "
+                                   "from the other voters; counting its acks commits writes no voter majority "
+                                   "holds, and the voters' new leader lacks them (linearizability, amnesia)",
+                                   settings={"nodes": 4}),
     "contract-below-commit": Recipe("log", ("membership", "kill"), 60, 2.0,
                                     "a contract lowers the commit index; acknowledged appends are lost"),
     "stale-leader-reads": Recipe("register", ("partition",), 40, 3.0,

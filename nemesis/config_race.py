@@ -23,27 +23,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.protocols import Backend, FaultSpec
-from system.admin import call
+from nemesis._master import admin, master_status, restore_replica_counts
 from system.wire import RpcError
 
 TARGETS = ("remove-two", "move-two")
-CALL_TIMEOUT_S = 10.0
-
-
-def _master(backend: Backend) -> tuple[str, int, str]:
-    info = backend.cluster_info().get("master")
-    if not info:
-        raise RuntimeError("the backend runs no master: config races need one")
-    host, port = info["addr"]
-    return host, int(port), str(info["token"])
 
 
 async def _one(backend: Backend, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """One admin call; its record holds the parameters and either ``result`` or ``error``."""
-    host, port, token = _master(backend)
     record: dict[str, Any] = {"method": method, **params}
     try:
-        record["result"] = await call(host, port, method, {**params, "token": token}, timeout=CALL_TIMEOUT_S)
+        record["result"] = await admin(backend, method, params)
     except RpcError as e:
         record["error"] = e.code
     except (TimeoutError, OSError) as e:
@@ -63,8 +53,7 @@ class ConfigRaceNemesis:
 
     async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Read one tablet's config id, then send two changes naming it at once; record both answers."""
-        host, port, _ = _master(backend)
-        st = await call(host, port, "status", {}, timeout=CALL_TIMEOUT_S)
+        st = await master_status(backend)
         tablets = {t: tab for t, tab in st["tablets"].items() if tab.get("up") and len(tab["up"]) >= 3
                    and tab.get("migration") is None}
         if not tablets:
@@ -87,24 +76,7 @@ class ConfigRaceNemesis:
 
     async def stop(self, backend: Backend) -> dict[str, Any]:
         """Put every tablet's replica count back to the cluster's replication factor."""
-        host, port, token = _master(backend)
-        rf = int(backend.cluster_info().get("replication") or 3)
-        restored: dict[str, int] = {}
-        for _ in range(5):
-            st = await call(host, port, "status", {}, timeout=CALL_TIMEOUT_S)
-            todo = {t: tab for t, tab in st["tablets"].items() if tab["rf"] is not None and int(tab["rf"]) != rf}
-            if not todo:
-                break
-            for t, tab in todo.items():
-                try:
-                    await call(host, port, "change_replica_count", {"tablet": int(t), "count": rf,
-                                                                   "config_id": tab["config_id"], "token": token},
-                               timeout=CALL_TIMEOUT_S)
-                    restored[t] = rf
-                except RpcError as e:
-                    if e.code not in ("stale_config", "busy"):
-                        raise
-            await asyncio.sleep(0.2)
+        restored = await restore_replica_counts(backend)
         return {"restored": restored}
 
     async def heal(self, backend: Backend) -> None:

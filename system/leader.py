@@ -120,7 +120,8 @@ class LeaderRole:
 
     def on_stale(self, node: str, epoch: int) -> None:
         """A follower reports a newer epoch: a newer election fenced it; this leader is superseded."""
-        self.replica.events.emit("stale_follower", tablet=self.replica.tablet, follower=node, epoch=epoch)
+        self.replica.events.emit("stale_follower", tablet=self.replica.tablet, epoch=self.replica.epoch, follower=node,
+                                 follower_epoch=epoch)
 
     # --- commit ---------------------------------------------------------------------------------------
 
@@ -141,12 +142,13 @@ class LeaderRole:
         r = self.replica
         if self.stopped:
             return
-        voters = rules.voting_members(self.ensemble, self.pre_voters)
-        confirmed = self.confirmed_offsets(voters)
-        cand = rules.commit_candidate(confirmed, len(voters))
+        # The majority is of the ensemble (the voting config); the acknowledgements counted toward it come
+        # from the voting members, which under bug count-pre-voter-acks include the catch-up members.
+        confirmed = self.confirmed_offsets(rules.voting_members(self.ensemble, self.pre_voters))
+        cand = rules.commit_candidate(confirmed, len(self.ensemble))
         if cand <= r.commit or cand >= len(r.log):
             return
-        if not rules.can_commit(cand, r.log[cand]["e"], r.epoch, confirmed, len(voters)):
+        if not rules.can_commit(cand, r.log[cand]["e"], r.epoch, confirmed, len(self.ensemble)):
             return
         first = r.commit + 1
         r.advance_commit(cand)

@@ -175,7 +175,8 @@ def voting_members(ensemble: Sequence[str], pre_voters: Iterable[str]) -> list[s
     """The members whose acknowledgements count toward the commit majority: the ensemble only.
 
     A PRE_VOTER (a replica being backfilled before promotion, Kudu seed) receives entries but never
-    counts: its data is not yet complete, so counting it could commit an entry on a minority of voters.
+    counts: the majority is of the ensemble, so counting a catch-up member's acknowledgement toward it
+    could commit an entry that a minority of voters holds (the leader and the catch-up member alone).
     """
     members = list(ensemble)
     if bugs.enabled("count-pre-voter-acks"):
