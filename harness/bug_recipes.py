@@ -72,8 +72,10 @@ RECIPES: dict[str, Recipe] = {
                                    "from the other voters; counting its acks commits writes no voter majority "
                                    "holds, and the voters' new leader lacks them (linearizability, amnesia)",
                                    settings={"nodes": 4}),
-    "contract-below-commit": Recipe("log", ("membership", "kill"), 60, 2.0,
-                                    "a contract lowers the commit index; acknowledged appends are lost"),
+    "contract-below-commit": Recipe("register", ("lagging-contract",), 40, 3.0,
+                                    "a replica is removed while the follower that stays is cut off and "
+                                    "behind; applying the contract at once leaves committed entries on the "
+                                    "leader alone, which the redundancy checker reads from the leader's log"),
     "stale-leader-reads": Recipe("register", ("partition",), 40, 3.0,
                                  "the leader is cut off from its followers and the operator but not from "
                                  "clients; it keeps serving reads after a new leader took writes, and the "

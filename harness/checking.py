@@ -21,6 +21,7 @@ STANDARD_CHECKERS = (
     "checkers.log_pattern:LogPatternChecker",
     "checkers.amnesia:AmnesiaChecker",
     "checkers.config_cas:ConfigCasChecker",
+    "checkers.redundancy:RedundancyChecker",
 )
 """Checkers every run gets besides its workload's own, as "module:class" (skipped until they exist)."""
 

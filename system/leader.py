@@ -295,11 +295,14 @@ class LeaderRole:
         r = self.replica
         if epoch != r.epoch:
             raise RpcError("stale_epoch", f"reconfig epoch {epoch}, leader at {r.epoch}", epoch=r.epoch)
+        facts: dict[str, Any] = {}
         if op == "contract":
             if old in self.ensemble:
                 remaining = [n for n in self.ensemble if n != old]
-                if not rules.safe_to_contract(r.commit, self.confirmed_offsets(remaining), len(remaining)):
+                confirmed = self.confirmed_offsets(remaining)
+                if not rules.safe_to_contract(r.commit, confirmed, len(remaining)):
                     raise RpcError("contract_not_safe", "removing the node would lower the commit index")
+                facts = {"commit": r.commit, "remaining_confirmed": dict(zip(remaining, confirmed, strict=True))}
                 self.ensemble = remaining
                 self.remove_follower(old)
         else:
@@ -316,7 +319,7 @@ class LeaderRole:
                     self.pre_voters.discard(new)
                     self.add_follower(new, new_head, addr)
         r.events.emit("reconfig_committed", tablet=r.tablet, epoch=epoch, op=op, old=old, new=new,
-                      ensemble=self.ensemble)
+                      ensemble=self.ensemble, **facts)
         self.on_progress()
         return {"ensemble": self.ensemble, "commit": r.commit}
 
