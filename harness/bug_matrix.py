@@ -11,6 +11,7 @@ every recipe without the bug; any invalid or unknown verdict there is a false al
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 from collections import Counter
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.bug_recipes import recipe
+from harness.bug_recipes import RECIPES, recipe
 from harness.config import TestConfig
 
 CLEAN = "clean"
@@ -56,11 +57,20 @@ class Cell:
         return self.verdict is False
 
 
+def _recipe_key(bug: str) -> str:
+    """Bugs whose recipes are the same test share one key (an unknown name is its own key)."""
+    return json.dumps(RECIPES[bug].config_fields(), sort_keys=True) if bug in RECIPES else bug
+
+
 def plan(bugs: Sequence[str], seeds: Sequence[int], *, clean: bool = True) -> list[tuple[str | None, str, int]]:
-    """``(bug or None, recipe's bug, seed)`` for every run, bug runs first, in a stable order."""
+    """``(bug or None, recipe's bug, seed)`` for every run, bug runs first, in a stable order.
+
+    The clean system runs each distinct recipe once per seed: two bugs with the same recipe (the fsync
+    bugs, say) share their clean runs."""
     runs: list[tuple[str | None, str, int]] = [(b, b, s) for b in bugs for s in seeds]
     if clean:
-        runs += [(None, b, s) for b in bugs for s in seeds]
+        distinct = list({_recipe_key(b): b for b in reversed(bugs)}.values())[::-1]
+        runs += [(None, b, s) for b in distinct for s in seeds]
     return runs
 
 

@@ -6,7 +6,8 @@ it a voter. This fault opens the window where that rule matters:
 
 1. add a replica of one tablet on a node that does not hold it (``add_replica`` through the master);
 2. wait until the migration reaches ``promote`` (the copy is done and the new replica is streaming);
-3. partition the leader and the new replica from the tablet's other voters and from the operators.
+3. partition the leader and the new replica from the tablet's other voters and from the operators, and
+   hold it until the operators have elected a new leader among those voters (at most 15 s).
 
 The leader can now reach only a non-voter. A correct leader commits nothing (its writes time out), and
 the operators elect a new leader among the cut-off voters. A leader that counts the catch-up member
@@ -31,6 +32,7 @@ from system.wire import RpcError
 
 TARGETS = ("cut-voters",)
 PROMOTE_WAIT_S = 20.0
+ELECTION_WAIT_S = 15.0
 POLL_S = 0.02
 
 
@@ -78,8 +80,22 @@ class CatchUpPartitionNemesis:
         rest = [n for n in backend.nodes() if n not in (leader, learner, *voters)]
         grudge = complete_grudge([[leader, learner], voters + rest + sorted(backend.operators())])
         await backend.partition(grudge)
+        elected = await self._await_new_leader(backend, t, tab["leader"])
         return {"target": spec.target, "tablet": int(t), "leader": leader, "catching_up": learner,
-                "voters": voters, "grudge": grudge}
+                "voters": voters, "grudge": grudge, "new_leader": name.get(elected or "", elected)}
+
+    @staticmethod
+    async def _await_new_leader(backend: Backend, tablet: str, old: str) -> str | None:
+        """Hold the partition until the operators have elected another leader (bounded): the window must
+        outlast failure detection, or the cut-off leader is never replaced and nothing is lost."""
+        deadline = time.monotonic() + ELECTION_WAIT_S
+        while time.monotonic() < deadline:
+            with contextlib.suppress(TimeoutError, RpcError, OSError):
+                cur = (await master_status(backend))["tablets"][tablet]
+                if cur.get("leader") and cur["leader"] != old:
+                    return str(cur["leader"])
+            await asyncio.sleep(0.2)
+        return None
 
     async def stop(self, backend: Backend) -> dict[str, Any]:
         """Heal the network and put every tablet's replica count back."""

@@ -1,10 +1,10 @@
-"""Failover fault: let a follower fall behind, then kill the leader the moment it rejoins.
+"""Failover fault: let a follower fall behind, then kill the leader just before it rejoins.
 
 Plain kills and partitions rarely open the window that election bugs need: on loopback every follower
 keeps up, so all candidates hold the same head. This fault makes the candidates differ:
 
 1. isolate one follower F of the busiest leader L from the other nodes, while clients keep writing;
-2. after a lag of 1-3 s, heal the network and at once SIGKILL L.
+2. after a lag of 1-3 s, SIGKILL L and at once heal the network (killing first, so F cannot catch up).
 
 The operator must now pick the new leader from F (behind) and the other follower G (up to date). A
 correct election takes the highest head (G); one that takes any fenced node may take F and truncate
@@ -31,7 +31,7 @@ PEER_PAUSE_S = 1.5
 
 
 class FailoverNemesis:
-    """Lag a follower, then kill the leader as the network heals."""
+    """Lag a follower, then kill the leader and heal the network."""
 
     name = "failover"
     color = "#d62828"
@@ -44,7 +44,7 @@ class FailoverNemesis:
         return TARGETS
 
     async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
-        """Isolate a follower, wait, heal and kill; return what was done."""
+        """Isolate a follower, wait, kill and heal; return what was done."""
         nodes = sorted(backend.nodes())
         leader = await busiest_leader(backend) or rng.choice(nodes)
         followers = [n for n in nodes if n != leader]
@@ -56,12 +56,14 @@ class FailoverNemesis:
         await asyncio.sleep(lag)
         victim = lagging if spec.target == "lagging-leader" else leader
         peer = [n for n in followers if n != lagging][:1] if spec.target == "lagging-follower-slow-peer" else []
-        await backend.heal_network()
         for node in peer:
             await backend.pause(node)
         try:
+            # Kill before healing: once the network heals, the leader's cursor catches the lagging
+            # follower up within milliseconds, and the candidates' heads would be equal again.
             await backend.kill(victim)
             self._killed.append(victim)
+            await backend.heal_network()
             if peer:
                 await asyncio.sleep(PEER_PAUSE_S)
         finally:
