@@ -62,12 +62,13 @@ def _recipe_key(bug: str) -> str:
     return json.dumps(RECIPES[bug].config_fields(), sort_keys=True) if bug in RECIPES else bug
 
 
-def plan(bugs: Sequence[str], seeds: Sequence[int], *, clean: bool = True) -> list[tuple[str | None, str, int]]:
+def plan(bugs: Sequence[str], seeds: Sequence[int], *, clean: bool = True,
+         with_bugs: bool = True) -> list[tuple[str | None, str, int]]:
     """``(bug or None, recipe's bug, seed)`` for every run, bug runs first, in a stable order.
 
     The clean system runs each distinct recipe once per seed: two bugs with the same recipe (the fsync
-    bugs, say) share their clean runs."""
-    runs: list[tuple[str | None, str, int]] = [(b, b, s) for b in bugs for s in seeds]
+    bugs, say) share their clean runs. ``with_bugs=False`` plans the clean runs alone."""
+    runs: list[tuple[str | None, str, int]] = [(b, b, s) for b in bugs for s in seeds] if with_bugs else []
     if clean:
         distinct = list({_recipe_key(b): b for b in reversed(bugs)}.values())[::-1]
         runs += [(None, b, s) for b in distinct for s in seeds]
@@ -87,13 +88,13 @@ def config_for(bug: str | None, recipe_of: str, seed: int, *, backend: str, camp
 
 def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, backend: str = "local",
                clean: bool = True, time_limit: float | None = None, campaign: str | None = None,
-               on_cell: Callable[[Cell], None] | None = None) -> list[Cell]:
+               on_cell: Callable[[Cell], None] | None = None, with_bugs: bool = True) -> list[Cell]:
     """Run the matrix one run at a time; call ``on_cell`` after each. KeyboardInterrupt propagates."""
     from harness.run import run_test
 
     campaign = campaign or time.strftime("matrix-%Y%m%dT%H%M%S", time.gmtime())
     cells = []
-    for bug, recipe_of, seed in plan(bugs, seeds, clean=clean):
+    for bug, recipe_of, seed in plan(bugs, seeds, clean=clean, with_bugs=with_bugs):
         config = config_for(bug, recipe_of, seed, backend=backend, campaign=campaign, time_limit=time_limit)
         started = time.monotonic()
         outcome = run_test(config, store)

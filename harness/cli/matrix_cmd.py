@@ -32,11 +32,12 @@ VERDICTS = {True: "valid", False: "INVALID"}
               help="seconds of workload per run (default: each recipe's own)")
 @click.option("--clean/--no-clean", default=True, show_default=True,
               help="also run every recipe without its bug, to count false alarms")
+@click.option("--clean-only", is_flag=True, help="run only the recipes without their bugs (the false-alarm check)")
 @click.option("--min-rate", type=click.FloatRange(0, 1), default=0.9, show_default=True,
               help="detection rate each bug must reach for exit 0")
 @click.option("--campaign", default=None, help="campaign name for the store's index (default: matrix-<time>)")
 def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, backend: str, store: str, time_limit: float | None,
-           clean: bool, min_rate: float, campaign: str | None) -> None:
+           clean: bool, clean_only: bool, min_rate: float, campaign: str | None) -> None:
     """Run each bug's recommended test over several seeds, with and without the bug; print the matrix."""
     from harness.bug_matrix import passed, run_matrix, summarize
     from harness.bug_recipes import RECIPES, recipe
@@ -55,8 +56,9 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, backend: str, sto
         require_docker_engine()
 
     try:
-        cells = run_matrix(chosen, range(first_seed, first_seed + seeds), store, backend=backend, clean=clean,
-                           time_limit=time_limit, campaign=campaign, on_cell=show_cell)
+        cells = run_matrix(chosen, range(first_seed, first_seed + seeds), store, backend=backend,
+                           clean=clean or clean_only, time_limit=time_limit, campaign=campaign, on_cell=show_cell,
+                           with_bugs=not clean_only)
     except KeyboardInterrupt:
         click.echo("fencepost: interrupted; finished runs are in the store", err=True)
         sys.exit(ERROR)

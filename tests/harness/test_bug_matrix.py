@@ -17,6 +17,7 @@ def test_bugs_with_the_same_recipe_share_their_clean_runs() -> None:
     assert RECIPES[fsync[0]].config_fields() == RECIPES[fsync[1]].config_fields()
     runs = plan([*fsync, "no-uuid-check"], [1])
     assert [r for r in runs if r[0] is None] == [(None, "ack-before-fsync", 1), (None, "no-uuid-check", 1)]
+    assert plan([*fsync, "no-uuid-check"], [1], with_bugs=False) == [r for r in runs if r[0] is None]
 
 
 def test_a_config_carries_the_recipe_seed_bug_and_campaign() -> None:
