@@ -83,8 +83,11 @@ RECIPES: dict[str, Recipe] = {
                                  targets={"partition": ("leader-alone",)}),
     "gap-ack": Recipe("log", ("partition", "kill"), 60, 1.0,
                       "a follower that missed a batch acknowledges later ones; lost appends after failover"),
-    "stale-copy-session": Recipe("register", ("membership", "wipe", "kill"), 60, 2.0,
-                                 "a copy from a closed migration session is applied; epochs go down"),
+    "stale-copy-session": Recipe("register", ("cancelled-copy",), 40, 3.0,
+                                 "a migration is cancelled while its copy hangs on a cut link; the copy lands "
+                                 "after the barrier closed its session, and the topology-guards checker finds "
+                                 "the replica made READY under a closed session",
+                                 settings={"nodes": 4}),
     "no-cas-config-change": Recipe("register", ("config-race",), 30, 3.0,
                                    "two admins change one tablet's placement at once, naming the same "
                                    "committed config id; both apply, and the config-cas checker sees a change "

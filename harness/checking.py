@@ -22,6 +22,7 @@ STANDARD_CHECKERS = (
     "checkers.amnesia:AmnesiaChecker",
     "checkers.config_cas:ConfigCasChecker",
     "checkers.redundancy:RedundancyChecker",
+    "checkers.topology_guards:TopologyGuardsChecker",
 )
 """Checkers every run gets besides its workload's own, as "module:class" (skipped until they exist)."""
 

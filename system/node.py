@@ -187,8 +187,9 @@ class Node:
     async def rpc_close_sessions(self, params: dict[str, Any]) -> Any:
         """Session barrier: every migration session of the tablet below ``below`` is closed here."""
         t = int(params["tablet"])
-        below = await asyncio.to_thread(self.guards.close_below, t, int(params["below"]))
-        self.events.emit("sessions_closed", tablet=t, below=below)
+        async with self.guards.lock(t):  # waits for a copy already applying under an older session
+            below = await asyncio.to_thread(self.guards.close_below, t, int(params["below"]))
+            self.events.emit("sessions_closed", tablet=t, below=below)
         return {"closed_below": below}
 
     async def rpc_add_follower(self, params: dict[str, Any]) -> Any:

@@ -42,6 +42,12 @@ class SessionGuards:
     def __init__(self, path: str) -> None:
         self.path = path
         self.closed_below: dict[str, int] = dict(statefile.read_json(path) or {})
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    def lock(self, tablet: int) -> asyncio.Lock:
+        """Held by a copy from its last session check until it is READY, and by a barrier: so a barrier
+        waits for a copy already applying under an older session, and no copy applies after it."""
+        return self._locks.setdefault(tablet, asyncio.Lock())
 
     def is_open(self, tablet: int, session: int) -> bool:
         """May an operation of ``session`` still have effects on ``tablet``?"""
@@ -140,11 +146,13 @@ async def _run_copy(node: Node, t: int, session: int, source: dict[str, Any], lo
         if node.copy_delay:
             await asyncio.sleep(node.copy_delay)
         merged = rules.merge_consensus_meta(local_cm, data["consensus"])
-        if not node.guards.is_open(t, session):
-            raise RpcError("stale_session", f"session {session} of tablet {t} closed during the copy")
-        await asyncio.to_thread(_write_data, tablet_dir, list(data["entries"]), int(data["commit"]), merged)
-        node.crash_point("copy:after-wal")
-        await asyncio.to_thread(superblock.write, tablet_dir, READY, None, None, session)
+        async with node.guards.lock(t):
+            if not node.guards.is_open(t, session):
+                raise RpcError("stale_session", f"session {session} of tablet {t} closed during the copy")
+            await asyncio.to_thread(_write_data, tablet_dir, list(data["entries"]), int(data["commit"]), merged)
+            node.crash_point("copy:after-wal")
+            await asyncio.to_thread(superblock.write, tablet_dir, READY, None, None, session)
+            _copied(node, t, session, merged, data, local_epoch)
     except BaseException as e:
         await asyncio.to_thread(superblock.startup, node.dir, t, tablet_dir)
         node.tablets[t] = TabletReplica.load(t, tablet_dir, node.member, node.events)
@@ -153,7 +161,12 @@ async def _run_copy(node: Node, t: int, session: int, source: dict[str, Any], lo
         if isinstance(e, asyncio.CancelledError):
             raise
         return
-    node.tablets[t] = TabletReplica.load(t, tablet_dir, node.member, node.events)
+
+
+def _copied(node: Node, t: int, session: int, merged: dict[str, Any], data: dict[str, Any],
+            local_epoch: int) -> None:
+    """Load the copied replica and log that it is READY (under the tablet's session lock)."""
+    node.tablets[t] = TabletReplica.load(t, node.tablet_dir(t), node.member, node.events)
     node.events.emit("tablet_state", tablet=t, state=READY, was=COPYING, why="copied", session=session)
     node.events.emit("copy_done", tablet=t, session=session, epoch=merged["epoch"],
                      remote_epoch=data["consensus"]["epoch"], local_epoch=local_epoch,
