@@ -60,7 +60,10 @@ def run_test(config: TestConfig, store: str | Path, *, progress: Progress | None
     workload = workloads.load(config.workload, config)
     packages = {name: nemeses.load(name) for name in config.nemesis}
     with run_logging(run.log_path):
-        history = asyncio.run(execute(config, backend_for(config), workload, packages, run, progress=progress))
+        try:
+            history = asyncio.run(execute(config, backend_for(config), workload, packages, run, progress=progress))
+        except asyncio.CancelledError:  # SIGTERM cancels the test as Ctrl-C does; both end as an interruption
+            raise KeyboardInterrupt from None
         results = check_run(run, workload, history, config.to_dict())
         report = render_report(run)
     ok_ops = sum(1 for op in history if op.type.value == "ok" and op.process != "nemesis")

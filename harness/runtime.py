@@ -102,6 +102,8 @@ async def execute(
             nemesis_task.cancel()
         with suppress(asyncio.CancelledError):
             await nemesis_task
+        if main_task is not None and main_task.cancelling():
+            raise asyncio.CancelledError  # Ctrl-C or SIGTERM arrived while waiting for the nemesis: not swallowed
         await _heal(backend, packages)
         await asyncio.sleep(config.recovery)
         await _final_reads(workload, backend, recorder, op_timeout, tally)
