@@ -62,7 +62,8 @@ RECIPES: dict[str, Recipe] = {
     "leader-not-highest-head": Recipe("log", ("failover",), 40, 3.0,
                                       "a follower lags and the leader dies: the election picks the lagging "
                                       "node and truncates acknowledged appends, which the amnesia and log "
-                                      "checkers report lost"),
+                                      "checkers report lost",
+                                      targets={"failover": ("lagging-follower",)}),
     "commit-prior-epoch": Recipe("log", ("partition", "kill"), 60, 1.0,
                                  "leader changes with uncommitted tails; divergent committed entries"),
     "fence-current-ensemble-only": Recipe("register", ("membership", "partition"), 60, 2.0,
@@ -95,7 +96,8 @@ RECIPES: dict[str, Recipe] = {
     "become-leader-before-followers": Recipe("log", ("failover",), 40, 3.0,
                                              "a follower lags, the leader dies and the other follower is "
                                              "slow: the first fenced node leads without a fence majority and "
-                                             "truncates acknowledged appends"),
+                                             "truncates acknowledged appends",
+                                             targets={"failover": ("lagging-follower-slow-peer",)}),
 }
 
 
