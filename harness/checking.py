@@ -23,6 +23,7 @@ STANDARD_CHECKERS = (
     "checkers.config_cas:ConfigCasChecker",
     "checkers.redundancy:RedundancyChecker",
     "checkers.topology_guards:TopologyGuardsChecker",
+    "checkers.leader_completeness:LeaderCompletenessChecker",
 )
 """Checkers every run gets besides its workload's own, as "module:class" (skipped until they exist)."""
 
