@@ -10,9 +10,13 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from typing import Any
 
 from system.metadata.store import Versioned
+
+LOCK_TIMEOUT_S = 30.0
+"""How long a write or the switch to WAL waits for another process's lock."""
 
 
 class SqliteStore:
@@ -22,11 +26,27 @@ class SqliteStore:
         self.path = path
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = sqlite3.connect(path, timeout=LOCK_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        self._set_wal()
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("CREATE TABLE IF NOT EXISTS records (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
                          " version INTEGER NOT NULL)")
+
+    def _set_wal(self) -> None:
+        """Switch the file to WAL, retrying while another process holds it.
+
+        Changing the journal mode needs an exclusive lock and SQLite answers "database is locked" at
+        once, without its busy handler, when several operators open a fresh file together.
+        """
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
 
     def get(self, key: str) -> Versioned | None:
         """The record under ``key``, or None."""

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from system.launcher import pick_port
 from system.metadata import MetadataStore, open_store
 from system.metadata.etcd_server import etcd_binary, start_etcd
+from system.metadata.sqlite_store import SqliteStore
 
 
 def exercise(store: MetadataStore) -> None:
@@ -61,6 +64,34 @@ def test_sqlite_cas_is_linearizable_across_processes(tmp_path: Path) -> None:
     rec = store.get("counter")
     assert rec is not None and rec.value == 600 and rec.version == 601
     store.close()
+
+
+def _open_and_write(url: str, name: str, barrier: Any, results: Any) -> None:
+    # SqliteStore is imported up front: an import after the barrier spreads the opens too far apart.
+    barrier.wait()
+    try:
+        store = SqliteStore(url[len("sqlite://"):])
+        results.put((name, store.cas("seen/" + name, 1, 0)))
+        store.close()
+    except Exception as e:  # reported to the test, which fails on it
+        results.put((name, repr(e)))
+
+
+def test_sqlite_opens_a_fresh_file_from_many_processes_at_once(tmp_path: Path) -> None:
+    """Operators start together on a fresh file; switching it to WAL must not fail any of them."""
+    ctx = multiprocessing.get_context("fork")
+    failures = []
+    for round_ in range(30):
+        url = f"sqlite://{tmp_path / f'm{round_}.db'}"
+        barrier, results = ctx.Barrier(3), ctx.Queue()
+        procs = [ctx.Process(target=_open_and_write, args=(url, str(i), barrier, results)) for i in range(3)]
+        for p in procs:
+            p.start()
+        got = [results.get(timeout=60) for _ in procs]
+        for p in procs:
+            p.join(timeout=60)
+        failures += [(round_, name, out) for name, out in got if out != 1]
+    assert failures == []
 
 
 def test_etcd_cas(tmp_path: Path) -> None:

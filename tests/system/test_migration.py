@@ -93,7 +93,10 @@ def test_copy_from_a_stale_session_is_rejected(make_cluster: Callable[..., Clust
     assert node_tablet(c, spare) is None
     out = node_call(c, spare, "start_tablet_copy", {**params, "session": 10})
     assert out["status"] == "copying" and out["session"] == 10
-    wait_for(lambda: (node_tablet(c, spare) or {}).get("state") == "READY", what="the copy")
+    # The event log, not a poll of the state: the operator may tombstone the READY stray between polls.
+    ended = wait_for(lambda: [e for e in events_of(c, spare) if e["event"] in ("copy_done", "copy_failed")],
+                     what="the copy")
+    assert [(e["event"], e["session"]) for e in ended] == [("copy_done", 10)], ended
     with pytest.raises(RpcError, match="illegal_state"):  # StartTabletCopy checks the caller's view of our state
         node_call(c, spare, "start_tablet_copy", {**params, "session": 10})
     # The stray replica is not in the acting set: the operator tombstones it.
