@@ -9,6 +9,10 @@ Every operation returns a :class:`Result` whose ``type`` is
 
 The routing table (tablet -> leader, node addresses and UUIDs) comes from the operator's ``routing``
 RPC and is cached; a ``not_leader`` refusal drops the cache entry and follows the refusal's hint.
+A leader that timed out or dropped the connection is suspect too: its entry is dropped, so the next
+operation on that tablet asks the operator again. Without that, a leader cut off from its followers
+but not from clients keeps every client (each write hanging until its timeout) while the operator has
+long since elected another.
 """
 
 from __future__ import annotations
@@ -131,6 +135,7 @@ class Client:
                         backoff = min(backoff * 2, 0.5)
                     continue
                 if e.code in INDEFINITE:
+                    self.leaders.pop(t, None)
                     return Result("info", error=f"{e.code}: {e.message}")
                 return Result("fail", e.data.get("value"), error=e.code)
             except Unreachable as e:
@@ -139,8 +144,10 @@ class Client:
                 await asyncio.sleep(min(backoff, max(deadline - time.monotonic(), 0)))
                 backoff = min(backoff * 2, 0.5)
             except ConnectionLost as e:
+                self.leaders.pop(t, None)
                 return Result("info", error=f"connection lost: {e}")
             except TimeoutError:
+                self.leaders.pop(t, None)
                 return Result("info", error="timeout")
 
     async def close(self) -> None:

@@ -1,0 +1,55 @@
+"""The reference client: a leader that times out is dropped from the routing cache.
+
+A leader cut off from its followers and the operator, but not from clients, accepts writes it can
+never commit. The client must give up on it after a timeout and ask the operator, which has elected
+another leader by then; otherwise every later operation goes back to the deposed leader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.backends.iptables import leftover_chains, why_unavailable
+from harness.backends.local import LocalBackend
+from harness.config import TestConfig
+from nemesis.partition import grudge_for
+from system.client import Client
+
+pytestmark = pytest.mark.skipif(why_unavailable() is not None, reason=f"{why_unavailable()}")
+
+
+async def scenario(tmp_path: Path) -> None:
+    backend = LocalBackend()
+    chains_before = leftover_chains()
+    await backend.setup(TestConfig(nodes=3, tablets=1), tmp_path)
+    client = Client(backend.cluster_info()["operators"], timeout=2.0)
+    try:
+        old = (await backend.leaders())[0]
+        assert (await client.put("k", 0)).type == "ok"
+        assert client.leaders[0] == old
+        await backend.partition(grudge_for("leader-alone", backend.nodes(), random.Random(0), leader=old,
+                                           operators=backend.operators()))
+        hung = await client.put("k", 1)
+        assert hung.type == "info", hung
+        assert 0 not in client.leaders, "the leader that timed out is still cached"
+        deadline = time.monotonic() + 30
+        while (await backend.leaders()).get(0) in (None, old):
+            assert time.monotonic() < deadline, "the operator never elected another leader"
+            await asyncio.sleep(0.2)
+        # Still partitioned: the next write asks the operator and reaches the new leader.
+        done = await client.put("k", 2)
+        assert done.type == "ok", done
+        assert client.leaders[0] != old
+    finally:
+        await client.close()
+        await backend.teardown()
+    assert leftover_chains() == chains_before
+
+
+def test_a_timed_out_leader_is_dropped_and_the_next_write_reaches_the_new_one(tmp_path: Path) -> None:
+    asyncio.run(scenario(tmp_path))
