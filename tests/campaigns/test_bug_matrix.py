@@ -27,6 +27,20 @@ seeds by ``fencepost matrix``; about 8 minutes with the clean twins."""
 
 NIGHTLY_SEEDS = range(1, 11)
 
+NOT_CAUGHT_YET = {
+    "gap-ack": "the follow cursor is stop-and-wait, so no batch leaves a gap",
+    "commit-prior-epoch": "a new leader's no-op travels with the prior-epoch tail",
+    "copy-overwrites-epoch": "the control plane never copies from a lower-epoch source",
+    "fence-current-ensemble-only": "masked by the fence quorum's final-ensemble majority",
+}
+"""Bugs no recipe catches yet (README: "Why four are not caught"): the nightly expects them to fail,
+strictly, so a recipe that starts catching one shows up as an unexpected pass."""
+
+
+def _nightly_params() -> list[object]:
+    return [pytest.param(bug, marks=pytest.mark.xfail(strict=True, reason=f"not caught yet: {NOT_CAUGHT_YET[bug]}"))
+            if bug in NOT_CAUGHT_YET else bug for bug in sorted(RECIPES)]
+
 
 def _needs_iptables(bug: str) -> None:
     if {"partition", "failover"} & set(recipe(bug).nemesis) and why_unavailable() is not None:
@@ -49,7 +63,7 @@ def test_the_bug_is_caught_and_its_clean_twin_passes(run_test: Callable[..., Run
 
 @pytest.mark.nightly
 @pytest.mark.campaign
-@pytest.mark.parametrize("bug", sorted(RECIPES))
+@pytest.mark.parametrize("bug", _nightly_params())
 def test_nightly_matrix(campaign_settings: CampaignSettings, bug: str) -> None:
     _needs_iptables(bug)
     s = campaign_settings
