@@ -77,10 +77,11 @@ RECIPES: dict[str, Recipe] = {
                                     "a replica is removed while the follower that stays is cut off and "
                                     "behind; applying the contract at once leaves committed entries on the "
                                     "leader alone, which the redundancy checker reads from the leader's log"),
-    "stale-leader-reads": Recipe("register", ("partition",), 40, 3.0,
+    "stale-leader-reads": Recipe("register", ("partition",), 40, 6.0,
                                  "the leader is cut off from its followers and the operator but not from "
-                                 "clients; it keeps serving reads after a new leader took writes, and the "
-                                 "linearizability checker finds the stale reads",
+                                 "clients; the clients whose home it is keep reading from it after the "
+                                 "new leader took writes, and the linearizability checker finds the stale "
+                                 "reads (windows of 3-9 s: the election and a client timeout must fit)",
                                  targets={"partition": ("leader-alone",)}),
     "gap-ack": Recipe("log", ("partition", "kill"), 60, 1.0,
                       "a follower that missed a batch acknowledges later ones; lost appends after failover"),

@@ -9,10 +9,15 @@ Every operation returns a :class:`Result` whose ``type`` is
 
 The routing table (tablet -> leader, node addresses and UUIDs) comes from the operator's ``routing``
 RPC and is cached; a ``not_leader`` refusal drops the cache entry and follows the refusal's hint.
-A leader that timed out or dropped the connection is suspect too: its entry is dropped, so the next
-operation on that tablet asks the operator again. Without that, a leader cut off from its followers
-but not from clients keeps every client (each write hanging until its timeout) while the operator has
-long since elected another.
+A leader that timed out, dropped the connection or answered an indefinite error is suspect too: its
+entry is dropped, so the next operation on that tablet asks the operator again (otherwise a leader cut
+off from its followers but not from clients would keep a client long after the operator elected
+another).
+
+A client may have a ``home`` node, as each of Jepsen's clients talks to its own node: its first
+routing table sends every tablet to that node, and refusals redirect it from there. A node that
+wrongly still believes it leads (cut off from its followers, not from clients) then keeps answering
+its home clients each time they reconnect, so a test sees the reads it serves.
 """
 
 from __future__ import annotations
@@ -45,9 +50,10 @@ class Result:
 class Client:
     """An asyncio client for one cluster, given its operators' addresses."""
 
-    def __init__(self, operators: list[tuple[str, int]], timeout: float = 5.0) -> None:
+    def __init__(self, operators: list[tuple[str, int]], timeout: float = 5.0, home: str | None = None) -> None:
         self.operators = list(operators)
         self.timeout = timeout
+        self.home = home
         self.pool = RpcPool()
         self.tablet_count = 0
         self.leaders: dict[int, str] = {}
@@ -64,6 +70,10 @@ class Client:
             self.nodes = r["nodes"]
             self.leaders = {int(t): m["leader"] for t, m in r["tablets"].items()
                             if m.get("leader") and m.get("status") == "steady"}
+            if self.home is not None:  # the first table only: later ones come after a refusal or timeout
+                if self.home in self.nodes:
+                    self.leaders = dict.fromkeys(range(self.tablet_count), self.home)
+                self.home = None
             return True
         return False
 

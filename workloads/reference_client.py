@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from harness.protocols import Backend, Invocation, Outcome
@@ -12,15 +13,23 @@ class ReferenceClient:
     """One worker's connection to the reference system; outcomes are the system client's ok/fail/info.
 
     Functions: read/get, write/put, cas ([expected, new]), delete, append, read-log.
+
+    Each client opened gets the next data node as its home, in turn (as Jepsen binds each client
+    process to a node): its first operations go there and are redirected to the leader, and a client
+    reopened after an indeterminate result starts from a home again.
     """
+
+    _homes = itertools.count()
 
     def __init__(self, timeout: float = 3.0) -> None:
         self._timeout = timeout
         self._client: SystemClient | None = None
 
     async def open(self, backend: Backend) -> None:
-        """Connect through the cluster's operators (for routing)."""
-        self._client = SystemClient(list(backend.cluster_info()["operators"]), timeout=self._timeout)
+        """Connect through the cluster's operators (for routing), starting from a home node."""
+        nodes = backend.nodes()
+        home = nodes[next(ReferenceClient._homes) % len(nodes)] if nodes else None
+        self._client = SystemClient(list(backend.cluster_info()["operators"]), timeout=self._timeout, home=home)
 
     async def invoke(self, op: Invocation) -> Outcome:
         """Run one op; the result value is what the history records on ok."""

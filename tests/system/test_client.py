@@ -1,4 +1,4 @@
-"""The reference client: a leader that times out is dropped from the routing cache.
+"""The reference client: a home node first, redirects from there, and a leader that times out is dropped.
 
 A leader cut off from its followers and the operator, but not from clients, accepts writes it can
 never commit. The client must give up on it after a timeout and ask the operator, which has elected
@@ -32,6 +32,15 @@ async def scenario(tmp_path: Path) -> None:
         old = (await backend.leaders())[0]
         assert (await client.put("k", 0)).type == "ok"
         assert client.leaders[0] == old
+        follower = next(n for n in backend.nodes() if n != old)
+        homed = Client(backend.cluster_info()["operators"], timeout=2.0, home=follower)
+        try:
+            assert await homed.refresh() and homed.leaders == {0: follower}  # the home, whatever the operator says
+            assert (await homed.put("h", 1)).type == "ok"
+            assert homed.leaders[0] == old  # the follower's refusal named the leader
+            assert await homed.refresh() and homed.leaders == {0: old}  # later tables are the operator's
+        finally:
+            await homed.close()
         await backend.partition(grudge_for("leader-alone", backend.nodes(), random.Random(0), leader=old,
                                            operators=backend.operators()))
         hung = await client.put("k", 1)
