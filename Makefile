@@ -27,7 +27,7 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy harness system nemesis checkers workloads reports
+	$(BIN)/mypy harness system nemesis checkers workloads reports tests
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -13,7 +13,7 @@ from checkers.config_cas import ConfigCasChecker
 from checkers.detection import detection
 from harness.history.op import NEMESIS, Op, OpType
 
-CORRECT = [{"method": "remove_replica", "tablet": 3, "config_id": 1, "node": "n1",
+CORRECT: list[dict[str, Any]] = [{"method": "remove_replica", "tablet": 3, "config_id": 1, "node": "n1",
             "result": {"tablet": 3, "up": ["n2", "n3"], "rf": 2, "config_id": 2, "already": False}},
            {"method": "remove_replica", "tablet": 3, "config_id": 1, "node": "n2", "error": "stale_config"}]
 BUGGY = [{"method": "remove_replica", "tablet": 3, "config_id": 1, "node": "n1",

@@ -10,10 +10,11 @@ from checkers.api import CheckContext, run_checkers
 from checkers.bank import BankChecker
 from checkers.detection import detection, first_anomaly_s
 from checkers.linearizable import LinearizableChecker
+from harness.history.op import Op
 from tests.checkers.histories import sequential
 
 
-def stale_read_history() -> list:  # type: ignore[type-arg]
+def stale_read_history() -> list[Op]:
     """Key 7 reads a stale 1 (calls 3 and 4, ops 6-7) after 2 was written; 1 s between ops."""
     return sequential((0, "write", 7, 1, "ok", 1), (1, "read", 7, None, "ok", 1), (0, "write", 7, 2, "ok", 2),
                       (1, "read", 7, None, "ok", 1), (0, "write", 7, 3, "ok", 3), step_ns=1_000_000_000)

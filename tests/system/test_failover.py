@@ -123,8 +123,10 @@ def test_damaged_wal_is_detected_and_the_tablet_not_served(make_cluster: Callabl
     victim = next(n for n in c.node_addrs if all(m["leader"] != n for m in routing.values()))
     assert all(r.type == "ok" for r in run(do_ops(c, puts("w", 40))))
     for t in (0, 1):
-        wait_for(lambda t=t: dumps(c, t)[victim]["head"] == dumps(c, t)[routing[str(t)]["leader"]]["head"],
-                 what="victim caught up")
+        def caught_up(t: int = t) -> bool:
+            return bool(dumps(c, t)[victim]["head"] == dumps(c, t)[routing[str(t)]["leader"]]["head"])
+
+        wait_for(caught_up, what="victim caught up")
     c.terminate(victim)
     from .conftest import wal_path
 
@@ -146,10 +148,13 @@ def test_damaged_wal_is_detected_and_the_tablet_not_served(make_cluster: Callabl
     # A damaged replica never serves: the operator contracts it, it is tombstoned (its files kept in
     # quarantine for forensics) and copied again from the leader.
     for t in (0, 1):
-        wait_for(lambda t=t: (admin.call_sync(*c.node_addrs[victim], "hello", {})["tablets"][str(t)]["status"]
-                              in ("fenced", "follower") and victim in c.routing()["tablets"][str(t)]["ensemble"]
-                              and any(e["event"] == "copy_done" and e["tablet"] == t for e in read_events(events))),
-                 timeout=60, what=f"tablet {t} repaired by a copy")
+        def repaired(t: int = t) -> bool:
+            status = admin.call_sync(*c.node_addrs[victim], "hello", {})["tablets"][str(t)]["status"]
+            ensemble = (c.routing() or {"tablets": {}})["tablets"].get(str(t), {}).get("ensemble", [])
+            return (status in ("fenced", "follower") and victim in ensemble
+                    and any(e["event"] == "copy_done" and e["tablet"] == t for e in read_events(events)))
+
+        wait_for(repaired, timeout=60, what=f"tablet {t} repaired by a copy")
     quarantined = [os.path.join(d, "wal") for d, _, files in os.walk(os.path.join(c.procs[victim].info["data"],
                                                                               "quarantine")) if "wal" in files]
     assert quarantined and all(os.path.getsize(q) > 0 for q in quarantined)

@@ -113,8 +113,10 @@ def test_wiped_disk_is_refused_under_its_old_uuid_and_rejoins_as_new(make_cluste
     with pytest.raises(RpcError, match="removed"):
         join(c, uuid=old_uuid, name="n3")
     for t in (0, 1):
-        wait_for(lambda t=t: settled(c, t, 3) and "n3~2" in tablet_view(c, t)["acting"], timeout=60,
-                 what="re-replicated to the new member")
+        def moved(t: int = t) -> bool:
+            return settled(c, t, 3) and "n3~2" in tablet_view(c, t)["acting"]
+
+        wait_for(moved, timeout=60, what="re-replicated to the new member")
         assert "n3" not in tablet_view(c, t)["acting"]
     assert read_all(c, keys) == {}
     # The plain wipe (what the harness's wipe fault does) takes the same path without any flag.
@@ -124,6 +126,8 @@ def test_wiped_disk_is_refused_under_its_old_uuid_and_rejoins_as_new(make_cluste
     wait_for(lambda: master_status(c)["members"].get("n3~3", {}).get("state") in ("bootstrapping", "normal"),
              what="second rejoin")
     for t in (0, 1):
-        wait_for(lambda t=t: settled(c, t, 3) and "n3~3" in tablet_view(c, t)["acting"], timeout=60,
-                 what="re-replicated after the plain wipe")
+        def moved_again(t: int = t) -> bool:
+            return settled(c, t, 3) and "n3~3" in tablet_view(c, t)["acting"]
+
+        wait_for(moved_again, timeout=60, what="re-replicated after the plain wipe")
     assert read_all(c, keys) == {}
