@@ -14,21 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.iptables import leftover_chains, why_unavailable
-from harness.backends.local import LocalBackend
-from harness.config import TestConfig
+from harness.backends.iptables import why_unavailable
 from nemesis.partition import grudge_for
 from system.client import Client
+from tests.harness.backends.local_cluster import local_cluster
 
 pytestmark = pytest.mark.skipif(why_unavailable() is not None, reason=f"{why_unavailable()}")
 
 
 async def scenario(tmp_path: Path) -> None:
-    backend = LocalBackend()
-    chains_before = leftover_chains()
-    await backend.setup(TestConfig(nodes=3, tablets=1), tmp_path)
-    client = Client(backend.cluster_info()["operators"], timeout=2.0)
-    try:
+    async with local_cluster(tmp_path, client_timeout=2.0) as (backend, client):
         old = (await backend.leaders())[0]
         assert (await client.put("k", 0)).type == "ok"
         assert client.leaders[0] == old
@@ -54,10 +49,6 @@ async def scenario(tmp_path: Path) -> None:
         done = await client.put("k", 2)
         assert done.type == "ok", done
         assert client.leaders[0] != old
-    finally:
-        await client.close()
-        await backend.teardown()
-    assert leftover_chains() == chains_before
 
 
 def test_a_timed_out_leader_is_dropped_and_the_next_write_reaches_the_new_one(tmp_path: Path) -> None:

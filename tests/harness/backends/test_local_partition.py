@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 
-from harness.backends.iptables import leftover_chains, why_unavailable
+from harness.backends.iptables import why_unavailable
 from harness.backends.local import LocalBackend
-from harness.config import TestConfig
 from nemesis.targets import complete_grudge
 from system.admin import call
-from system.client import Client
+from tests.harness.backends.local_cluster import local_cluster
 
 pytestmark = pytest.mark.skipif(why_unavailable() is not None, reason=f"{why_unavailable()}")
 
@@ -27,11 +26,7 @@ async def head_offset(backend: LocalBackend, node: str) -> int:
 
 
 async def scenario(tmp_path: Path) -> None:
-    backend = LocalBackend()
-    chains_before = leftover_chains()
-    await backend.setup(TestConfig(nodes=3, tablets=1), tmp_path)
-    client = Client(backend.cluster_info()["operators"], timeout=5.0)
-    try:
+    async with local_cluster(tmp_path, client_timeout=5.0) as (backend, client):
         leader = (await backend.leaders())[0]
         follower = next(n for n in backend.nodes() if n != leader)
         others = [n for n in backend.nodes() if n != follower]
@@ -47,10 +42,6 @@ async def scenario(tmp_path: Path) -> None:
         while await head_offset(backend, follower) < await head_offset(backend, leader):
             assert time.monotonic() < deadline, "the healed follower never caught up"
             await asyncio.sleep(0.2)
-    finally:
-        await client.close()
-        await backend.teardown()
-    assert leftover_chains() == chains_before
 
 
 def test_partitioned_follower_falls_behind_and_catches_up_after_healing(tmp_path: Path) -> None:
