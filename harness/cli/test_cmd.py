@@ -56,6 +56,7 @@ def test(ctx: click.Context, workload: str | None, nemesis: str | None, nodes: i
     if backend == "docker":
         require_docker_engine()
     extra: dict[str, object] = {}
+    settings: dict[str, object] = {}
     if len(bug) == 1 and workload is None and nemesis is None:
         from harness.bug_recipes import recipe
 
@@ -66,8 +67,12 @@ def test(ctx: click.Context, workload: str | None, nemesis: str | None, nodes: i
             time_limit = r.time_limit
         if ctx.get_parameter_source("interval") is click.core.ParameterSource.DEFAULT:
             interval = r.interval
+        # The recipe's other settings (e.g. --nodes 4), unless given on the command line.
+        settings = {k: v for k, v in r.settings.items()
+                    if ctx.get_parameter_source(k) in (None, click.core.ParameterSource.DEFAULT)}
+        shown = "".join(f" --{k.replace('_', '-')} {v}" for k, v in settings.items())
         click.echo(f"fencepost: --bug {bug[0]}: its recommended test: --workload {workload} --nemesis {nemesis} "
-                   f"--time-limit {time_limit:g} --interval {interval:g}", err=True)
+                   f"--time-limit {time_limit:g} --interval {interval:g}{shown}", err=True)
     names = [n.strip() for n in (nemesis or "").split(",") if n.strip()]
     for name in names:
         if name not in nemeses.available():
@@ -83,6 +88,8 @@ def test(ctx: click.Context, workload: str | None, nemesis: str | None, nodes: i
     config = TestConfig(workload=wl_name, nemesis=names, nodes=nodes, tablets=tablets, backend=backend,
                         time_limit=time_limit, concurrency=concurrency, rate=rate, nemesis_interval=interval,
                         bug=list(bug), extra=extra)
+    for key, value in settings.items():
+        setattr(config, key, value)
     if seed is not None:
         config.seed = seed
     sys.exit(run_and_report(config, store))
