@@ -255,7 +255,8 @@ class Operator:
     # --- RPC for clients and admins ---------------------------------------------------------------------
 
     async def dispatch(self, method: str, to: str | None, params: dict[str, Any]) -> Any:
-        """``routing``, ``status`` and ``reconfig`` (tablet, op, old, new)."""
+        """``routing``, ``status`` and ``reconfig`` (tablet, op, old, new; ``crash_at``, a test hook: exit at
+        that point of this reconfiguration)."""
         if method == "routing":
             # Clients and the harness address nodes by process name: the live member of that name.
             nodes = self.addrs(self.node_ids())
@@ -276,9 +277,16 @@ class Operator:
             task = self.busy.get(t)
             if task is not None and not task.done():
                 raise RpcError("busy", f"tablet {t} has an operation in progress")
+            armed = params.get("crash_at")
+            if armed is not None and armed not in CRASH_POINTS:
+                raise RpcError("bad_request", f"unknown crash point {armed!r}")
             run = asyncio.create_task(reconfig.reconfigure(self, t, params["op"], params.get("old"),
                                                            params.get("new")))
             self.busy[t] = run
+            if armed is not None and armed not in self.crash_at:
+                # Test hook, like --crash-at but for this one reconfiguration: a fault stalls it on purpose.
+                self.crash_at.add(armed)
+                run.add_done_callback(lambda _: self.crash_at.discard(armed))
             try:
                 return await asyncio.shield(run)
             except reconfig.ReconfigRefused as e:

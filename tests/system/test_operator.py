@@ -15,11 +15,13 @@ from system.client import Client
 from system.launcher import Cluster
 from system.metadata import open_store
 from system.operator.shards import shard_key
+from system.wire import RpcError
 
 from .checks import (
     assert_committed_prefixes_agree,
     assert_leaders_commit_only_current_epoch,
     assert_one_leader_per_epoch,
+    dumps,
 )
 from .conftest import run, shard, wait_for
 from .test_reconfig import caught_up, get_all, put_all
@@ -154,3 +156,31 @@ def test_two_racing_operators_lose_no_acknowledged_write(make_cluster: Callable[
     assert_leaders_commit_only_current_epoch(c)
     for tablet in (0, 1):
         assert_committed_prefixes_agree(c, tablet)
+
+
+def test_reconfig_call_can_arm_a_crash_point_for_itself(make_cluster: Callable[..., Cluster]) -> None:
+    """The stalled-swap fault's hook: ``crash_at`` on one reconfig call stops the operator at that step of
+    that reconfiguration only; an unknown point is refused before anything changes."""
+    c = make_cluster(nodes=4, tablets=1, stall_timeout=1.0)
+    r0 = c.wait_ready()["tablets"]["0"]
+    leader, ens = r0["leader"], r0["ensemble"]
+    spare = next(n for n in c.node_addrs if n not in ens)
+    out = next(n for n in ens if n != leader)
+    host, port = c.operator_addrs["op1"]
+    params = {"tablet": 0, "op": "swap", "old": out, "new": spare}
+    with pytest.raises(RpcError) as refused:
+        admin.call_sync(host, port, "reconfig", {**params, "crash_at": "reconfig:nowhere"}, timeout=30)
+    assert refused.value.code == "bad_request"
+    assert stored_shard(c, 0)["reconfig"] is None
+    with pytest.raises(Exception):  # noqa: B017 - the operator dies mid-call
+        admin.call_sync(host, port, "reconfig", {**params, "crash_at": "reconfig:after-commit"}, timeout=30)
+    assert c.wait_exit("op1", 30) == 99
+    stalled = stored_shard(c, 0)
+    assert stalled["reconfig"]["phase"] == "commit" and sorted(stalled["ensemble"]) == sorted(ens)
+    applied = dumps(c, 0)[leader]
+    assert sorted(applied["ensemble"]) == sorted([n for n in ens if n != out] + [spare])
+    c.launch("op1")
+    done = wait_for(lambda: (m := shard(c, 0))["status"] == "steady" and not m["reconfig"] and m,
+                    what="reconfiguration resolved")
+    assert sorted(done["ensemble"]) == sorted(applied["ensemble"])
+    assert_committed_prefixes_agree(c, 0)
