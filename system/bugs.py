@@ -30,8 +30,9 @@ BUGS: dict[str, str] = {
                                " instead of the highest. Mirrors Oxia #579.",
     "commit-prior-epoch": "rules.can_commit: entries of earlier epochs commit directly on a majority, as in Raft's"
                           " figure 8.",
-    "fence-current-ensemble-only": "rules.fencing_ensemble: a stalled swap fences only the current ensemble, not"
-                                   " the new node, which allows split brain. Mirrors Oxia's ensemble-change fencing.",
+    "fence-current-ensemble-only": "rules.fencing_ensemble, rules.fence_quorum_reached: an election during a"
+                                   " stalled swap fences only a majority of the current ensemble, not the new node,"
+                                   " which allows split brain. Mirrors Oxia's ensemble-change fencing.",
     "count-pre-voter-acks": "rules.voting_members: catch-up (PRE_VOTER) replicas count toward the majority."
                             " Mirrors a Kudu bug.",
     "contract-below-commit": "rules.safe_to_contract: a contract is applied without waiting for the commit index"

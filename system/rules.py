@@ -70,10 +70,10 @@ def fence_quorum_reached(responded: Iterable[str], meta: Mapping[str, Any]) -> b
     got = set(responded)
     if bugs.enabled("become-leader-before-followers"):
         return len(got) >= 1
-    for group in (fencing_ensemble(meta), list(meta["ensemble"]), final_ensemble(meta)):
-        if len(got & set(group)) < majority(len(group)):
-            return False
-    return True
+    groups = [fencing_ensemble(meta), list(meta["ensemble"]), final_ensemble(meta)]
+    if bugs.enabled("fence-current-ensemble-only"):
+        groups = groups[:2]  # the election thinks in the current ensemble only
+    return all(len(got & set(group)) >= majority(len(group)) for group in groups)
 
 
 def choose_leader(heads: Mapping[str, EntryId], final: Sequence[str], avoid: Sequence[str] = ()) -> str | None:

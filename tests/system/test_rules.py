@@ -56,6 +56,18 @@ def test_fence_quorum_needs_majorities_of_fencing_current_and_final() -> None:
     assert rules.fence_quorum_reached(["a", "b"], contract)
 
 
+def test_fence_current_ensemble_only_bug_fences_a_majority_of_the_old_ensemble() -> None:
+    # the leader a applied the swap c -> d (its ensemble is a, b, d) and is cut off with d
+    swap = meta(["a", "b", "c"], {"op": "swap", "old": "c", "new": "d", "phase": "commit"})
+    assert not rules.fence_quorum_reached(["b", "c"], swap)
+    bugs.configure(["fence-current-ensemble-only"])
+    try:
+        assert rules.fencing_ensemble(swap) == ["a", "b", "c"]
+        assert rules.fence_quorum_reached(["b", "c"], swap)  # disjoint from a + d, a majority of a, b, d
+    finally:
+        bugs.configure([])
+
+
 def test_truncation_point() -> None:
     leader = [1, 1, 2, 2, 4]  # epochs at offsets 0..4; head (4, 4)
     # follower from epoch 3 that the leader never saw: cut back to the last leader entry of epoch <= 3
