@@ -64,10 +64,18 @@ RECIPES: dict[str, Recipe] = {
                                       "node and truncates acknowledged appends, which the amnesia and log "
                                       "checkers report lost",
                                       targets={"failover": ("lagging-follower",)}),
-    "commit-prior-epoch": Recipe("log", ("partition", "kill"), 60, 1.0,
-                                 "leader changes with uncommitted tails; divergent committed entries"),
-    "fence-current-ensemble-only": Recipe("register", ("membership", "partition"), 60, 2.0,
-                                          "a stalled swap leaves the new node unfenced; two leaders in an epoch"),
+    "commit-prior-epoch": Recipe("register", ("kill",), 30, 3.0,
+                                 "the leader dies under load, so the followers hold entries above the commit "
+                                 "index they know; the new leader counts a follower's confirmation of such an "
+                                 "older-epoch entry and commits it before its own no-op, which the commit-epoch "
+                                 "checker reads from the leader's commit events",
+                                 targets={"kill": ("leader",)}),
+    "fence-current-ensemble-only": Recipe("register", ("stalled-swap",), 60, 6.0,
+                                          "a swap stalls after the leader applied it and the leader is cut off "
+                                          "with the new node; an election that fences only the old ensemble "
+                                          "elects a second leader, and once it swaps the cut-off leader out both "
+                                          "acknowledge writes, which the linearizability checker finds",
+                                          settings={"nodes": 4}),
     "count-pre-voter-acks": Recipe("register", ("catch-up-partition",), 40, 3.0,
                                    "a replica is added and, as it catches up, the leader and it are cut off "
                                    "from the other voters; counting its acks commits writes no voter majority "
