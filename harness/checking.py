@@ -22,6 +22,7 @@ STANDARD_CHECKERS = (
     "checkers.amnesia:AmnesiaChecker",
     "checkers.config_cas:ConfigCasChecker",
     "checkers.redundancy:RedundancyChecker",
+    "checkers.commit_epoch:CommitEpochChecker",
     "checkers.topology_guards:TopologyGuardsChecker",
     "checkers.leader_completeness:LeaderCompletenessChecker",
 )

@@ -212,7 +212,7 @@ class TabletReplica:
             if keep:
                 self.results[off] = result
         self.events.emit("commit", tablet=self.tablet, epoch=self.epoch, commit=new_commit,
-                         entry=list(self.entry_id(new_commit)))
+                         entry=list(self.entry_id(new_commit)), leader=keep)
         self.commit = new_commit
 
     # --- RPCs common to every role --------------------------------------------------------------------
