@@ -38,6 +38,7 @@ class FollowCursor:
         self.synced = False
         self._known_head = head
         self._sent_commit = -2
+        self._stopped = False
         self.wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -47,6 +48,7 @@ class FollowCursor:
 
     def stop(self) -> None:
         """Deactivate the cursor; it no longer counts towards the commit index."""
+        self._stopped = True
         self.synced = False
         self.confirmed = -1
         if self._task is not None:
@@ -60,7 +62,8 @@ class FollowCursor:
 
     async def _sync(self) -> None:
         r = self.role.replica
-        head = self._known_head
+        # A head the operator or a refusal reported is true only at that moment: use it once, probe later.
+        head, self._known_head = self._known_head, None
         if head is None:
             reply = await self._call("add_entries", {"prev": None, "entries": [], "commit": r.commit})
             head = rules.eid(reply["head"])
@@ -78,7 +81,9 @@ class FollowCursor:
     async def _run(self) -> None:
         r = self.role.replica
         backoff = 0.05
-        while True:
+        # Checked as well as cancelled: Python 3.11's wait_for swallows a cancel that lands as the wake
+        # event fires (a reconfiguration stops a cursor and appends at once), and the cursor ran on.
+        while not self._stopped:
             try:
                 if not self.synced:
                     await self._sync()
@@ -87,6 +92,8 @@ class FollowCursor:
                     self.wake.clear()
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(self.wake.wait(), HEARTBEAT_S)
+                    if self._stopped:
+                        return
                 start = self.pushed + 1
                 batch = r.log[start: start + MAX_BATCH]
                 commit = r.commit
