@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from checkers.amnesia.evidence import load_evidence
-from checkers.api import UNKNOWN, CheckContext
+from checkers.amnesia.evidence import load_evidence, trace_verdict
+from checkers.api import CheckContext
 from harness.history.op import Op
 
 
@@ -47,16 +47,5 @@ class CommitEpochChecker:
                 f"commit index to {e.get('commit')}, an entry of epoch {entry[0]}, by counting the replicas that "
                 f"hold it. Entries of earlier epochs commit only under a later entry of the current epoch: a "
                 f"node whose head has a higher epoch can still be elected and overwrite this one."})
-        times = [v["at_ns"] for v in violations if isinstance(v.get("at_ns"), int)]
-        result: dict[str, Any] = {"leader_commits": judged, "violations": violations[:100]}
-        if violations:
-            result["valid"] = False
-            result["explanation"] = "\n".join(v["explanation"] for v in violations[:5])
-            result["first_anomaly_s"] = round(max(0, min(times)) / 1e9, 3) if times else None
-        elif not ev.events:
-            result["valid"] = UNKNOWN
-            result["explanation"] = "No node event logs were collected, so commits could not be judged."
-        else:
-            result["valid"] = True
-            result["explanation"] = f"All {judged} leader commits named an entry of the leader's epoch."
-        return result
+        return trace_verdict({"leader_commits": judged}, violations, bool(ev.events), "commits",
+                             f"All {judged} leader commits named an entry of the leader's epoch.")

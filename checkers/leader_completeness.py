@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from checkers.amnesia.evidence import load_evidence
-from checkers.api import UNKNOWN, CheckContext
+from checkers.amnesia.evidence import load_evidence, trace_verdict
+from checkers.api import CheckContext
 from harness.history.op import Op
 
 
@@ -56,19 +56,8 @@ class LeaderCompletenessChecker:
                     ev, e, node, f"Node {node} refused to truncate tablet {e.get('tablet')} to {e.get('point')} "
                     f"below its commit index {e.get('commit')}: its leader asked it to drop committed entries.",
                     point=e.get("point"), commit=e.get("commit")))
-        times = [v["at_ns"] for v in violations if isinstance(v.get("at_ns"), int)]
-        result: dict[str, Any] = {"elections": elections, "violations": violations[:100]}
-        if violations:
-            result["valid"] = False
-            result["explanation"] = "\n".join(v["explanation"] for v in violations[:5])
-            result["first_anomaly_s"] = round(max(0, min(times)) / 1e9, 3) if times else None
-        elif not ev.events:
-            result["valid"] = UNKNOWN
-            result["explanation"] = "No node event logs were collected, so elections could not be judged."
-        else:
-            result["valid"] = True
-            result["explanation"] = f"All {elections} new leaders held every entry their fenced nodes had committed."
-        return result
+        return trace_verdict({"elections": elections}, violations, bool(ev.events), "elections",
+                             f"All {elections} new leaders held every entry their fenced nodes had committed.")
 
     @staticmethod
     def _violation(ev: Any, e: dict[str, Any], node: str, explanation: str, **facts: Any) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from checkers.amnesia.evidence import load_evidence
-from checkers.api import UNKNOWN, CheckContext
+from checkers.amnesia.evidence import load_evidence, trace_verdict
+from checkers.api import CheckContext
 from harness.history.op import Op
 
 
@@ -57,16 +57,5 @@ class RedundancyChecker:
                 f"{e.get('epoch')} with commit index {commit}, but only {len(holders)} of the {len(confirmed)} "
                 f"remaining members had confirmed it (confirmed offsets {offsets}); a majority is {need}. "
                 f"Committed entries up to {commit} were left on a minority of the new ensemble."})
-        times = [v["at_ns"] for v in violations if isinstance(v.get("at_ns"), int)]
-        result: dict[str, Any] = {"contracts": contracts, "violations": violations[:100]}
-        if violations:
-            result["valid"] = False
-            result["explanation"] = "\n".join(v["explanation"] for v in violations[:5])
-            result["first_anomaly_s"] = round(max(0, min(times)) / 1e9, 3) if times else None
-        elif not ev.events:
-            result["valid"] = UNKNOWN
-            result["explanation"] = "No node event logs were collected, so contracts could not be judged."
-        else:
-            result["valid"] = True
-            result["explanation"] = f"All {contracts} contracts kept the commit index on a majority."
-        return result
+        return trace_verdict({"contracts": contracts}, violations, bool(ev.events), "contracts",
+                             f"All {contracts} contracts kept the commit index on a majority.")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from checkers.amnesia.evidence import load_evidence
-from checkers.api import UNKNOWN, CheckContext
+from checkers.amnesia.evidence import load_evidence, trace_verdict
+from checkers.api import CheckContext
 from harness.history.op import Op
 
 
@@ -54,16 +54,5 @@ class TopologyGuardsChecker:
                         f"{e['session']} at {(at or 0) / 1e9:.3f} s, although a barrier at "
                         f"{(ev.history_ns(float(barrier.get('ts', 0))) or 0) / 1e9:.3f} s had closed every session "
                         f"below {below} there: a cancelled or superseded migration step took effect."})
-        times = [v["at_ns"] for v in violations if isinstance(v.get("at_ns"), int)]
-        result: dict[str, Any] = {"copies": copies, "violations": violations[:100]}
-        if violations:
-            result["valid"] = False
-            result["explanation"] = "\n".join(v["explanation"] for v in violations[:5])
-            result["first_anomaly_s"] = round(max(0, min(times)) / 1e9, 3) if times else None
-        elif not ev.events:
-            result["valid"] = UNKNOWN
-            result["explanation"] = "No node event logs were collected, so copies could not be judged."
-        else:
-            result["valid"] = True
-            result["explanation"] = f"All {copies} copies were applied under open sessions."
-        return result
+        return trace_verdict({"copies": copies}, violations, bool(ev.events), "copies",
+                             f"All {copies} copies were applied under open sessions.")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checkers.api import UNKNOWN
 from harness.history.op import NEMESIS, Op, OpType
 
 
@@ -90,3 +91,24 @@ def load_evidence(run_dir: Path | None, history: Sequence[Op]) -> Evidence:
     # heapq.merge only ever takes the head of each log, so a log whose timestamps go backwards keeps its order.
     ev.events = list(heapq.merge(*logs, key=lambda e: float(e.get("ts", 0.0))))
     return ev
+
+
+def trace_verdict(counts: dict[str, int], violations: list[dict[str, Any]], had_events: bool, judged: str,
+                  all_ok: str) -> dict[str, Any]:
+    """The result of a white-box trace check: invalid with the first five explanations and the earliest
+    violation's history time when there are violations, unknown when the run left no event logs (so no
+    ``judged``, e.g. "contracts", could be judged), else valid with ``all_ok``. ``counts`` (what was
+    judged, e.g. ``{"contracts": 4}``) lead the result."""
+    times = [v["at_ns"] for v in violations if isinstance(v.get("at_ns"), int)]
+    result: dict[str, Any] = {**counts, "violations": violations[:100]}
+    if violations:
+        result["valid"] = False
+        result["explanation"] = "\n".join(v["explanation"] for v in violations[:5])
+        result["first_anomaly_s"] = round(max(0, min(times)) / 1e9, 3) if times else None
+    elif not had_events:
+        result["valid"] = UNKNOWN
+        result["explanation"] = f"No node event logs were collected, so {judged} could not be judged."
+    else:
+        result["valid"] = True
+        result["explanation"] = all_ok
+    return result
