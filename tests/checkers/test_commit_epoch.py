@@ -8,12 +8,13 @@ the bug logged 549 leader commits, each on an entry of the leader's own epoch.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from checkers.api import CheckContext
 from checkers.commit_epoch import CommitEpochChecker
+
+from .event_runs import one_node_run
 
 START = 1795454258.5470502
 DIRECT_TS = 1795454289.862299
@@ -26,11 +27,7 @@ FOLLOWER = {"ts": 1795454276.0, "node": "n1", "event": "commit", "tablet": 0, "e
 
 
 def run_dir(tmp_path: Path, events: list[dict[str, Any]]) -> Path:
-    node = tmp_path / "nodes" / "n1"
-    node.mkdir(parents=True)
-    (node / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    (tmp_path / "timing.json").write_text(json.dumps({"start_wall_s": START}))
-    return tmp_path
+    return one_node_run(tmp_path, events, START)
 
 
 def test_a_leader_committing_an_earlier_epochs_entry_directly_is_caught(tmp_path: Path) -> None:

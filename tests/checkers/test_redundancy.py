@@ -6,12 +6,13 @@ follower n2 had confirmed 81 of 113 committed entries) and from the same run wit
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from checkers.api import CheckContext
 from checkers.redundancy import RedundancyChecker
+
+from .event_runs import one_node_run
 
 START = 1795434422.9438071
 UNSAFE_TS = 1795434428.481963
@@ -23,11 +24,7 @@ SAFE = {"ts": 1795434430.0, "node": "n2", "event": "reconfig_committed", "tablet
 
 
 def run_dir(tmp_path: Path, events: list[dict[str, Any]]) -> Path:
-    node = tmp_path / "nodes" / "n1"
-    node.mkdir(parents=True)
-    (node / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    (tmp_path / "timing.json").write_text(json.dumps({"start_wall_s": START}))
-    return tmp_path
+    return one_node_run(tmp_path, events, START)
 
 
 def test_a_contract_that_leaves_the_commit_index_on_the_leader_alone_is_caught(tmp_path: Path) -> None:

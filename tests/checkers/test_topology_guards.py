@@ -7,12 +7,13 @@ of session 2 after a barrier had closed every session below 3. Without the bug t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from checkers.api import CheckContext
 from checkers.topology_guards import TopologyGuardsChecker
+
+from .event_runs import one_node_run
 
 START = 1795434971.9225016
 STARTED = {"ts": 1795434972.377524, "node": "n3", "event": "node_started", "uuid": "7948333a", "member": "n3"}
@@ -27,11 +28,7 @@ def copy_done(ts: float, session: int) -> dict[str, Any]:
 
 
 def check(tmp_path: Path, events: list[dict[str, Any]]) -> dict[str, Any]:
-    node = tmp_path / "nodes" / "n3"
-    node.mkdir(parents=True)
-    (node / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    (tmp_path / "timing.json").write_text(json.dumps({"start_wall_s": START}))
-    return TopologyGuardsChecker().check([], CheckContext(run_dir=tmp_path))
+    return TopologyGuardsChecker().check([], CheckContext(run_dir=one_node_run(tmp_path, events, START, "n3")))
 
 
 def test_a_copy_applied_after_its_session_was_closed_is_caught(tmp_path: Path) -> None:
