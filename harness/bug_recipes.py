@@ -75,8 +75,9 @@ RECIPES: dict[str, Recipe] = {
     "fence-current-ensemble-only": Recipe("register", ("stalled-swap",), 60, 6.0,
                                           "a swap stalls after the leader applied it and the leader is cut off "
                                           "with the new node; an election that fences only the old ensemble "
-                                          "elects a second leader, and once it swaps the cut-off leader out both "
-                                          "acknowledge writes, which the linearizability checker finds",
+                                          "elects a second leader whose newer-epoch head later wins over the "
+                                          "writes the first leader committed with the new node, which the amnesia "
+                                          "and leader-completeness checkers report",
                                           settings={"nodes": 4}),
     "count-pre-voter-acks": Recipe("register", ("catch-up-partition",), 40, 3.0,
                                    "a replica is added and, as it catches up, the leader and it are cut off "

@@ -3,10 +3,11 @@
 The node must come back through the disk-loss path: a new identity, re-replicated by the control
 plane, never answering under its old UUID.
 
-A node is wiped only when the master reports every tablet whole: steady, no migration, a full acting set,
-every acting member alive. Wiping one node while the last wipe is still being repaired is wiping a
-majority of some tablet, which loses acknowledged writes in any system (it did: three wipes in 15 s of a
-three-node cluster, before the master had replaced the first, emptied every tablet).
+A node is wiped only when the master reports every tablet whole (steady, no migration, a full acting
+set, every acting member normal and alive) and the last wiped node's old identity retired. Wiping one
+node while the last wipe is still being repaired is wiping a majority of some tablet, which loses
+acknowledged writes in any system (it did: three wipes in 15 s of a three-node cluster, before the
+master had replaced the first, emptied every tablet).
 """
 
 from __future__ import annotations
