@@ -33,6 +33,7 @@ def why_unavailable() -> str | None:
 
 
 def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run iptables with ``args``; raise IptablesUnavailable if it cannot run (or fails, with ``check``)."""
     try:
         result = subprocess.run(["iptables", *args], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -84,20 +85,26 @@ class Partitioner:
         self._installed = False
 
 
+TABLES = ("filter", "nat")
+"""The tables a run's chains live in: filter for drops and resets, nat for links sent through a proxy."""
+
+
 def delete_chain(chain: str) -> None:
-    """Remove the jump to ``chain`` from OUTPUT and delete the chain, ignoring what is already gone."""
+    """Remove the jumps to ``chain`` from OUTPUT and delete the chain, in every table, ignoring what is
+    already gone."""
     if shutil.which("iptables") is None:
         return
-    while _run("-w", "-D", "OUTPUT", "-j", chain, check=False).returncode == 0:
-        pass
-    _run("-w", "-F", chain, check=False)
-    _run("-w", "-X", chain, check=False)
+    for table in TABLES:
+        while _run("-w", "-t", table, "-D", "OUTPUT", "-j", chain, check=False).returncode == 0:
+            pass
+        _run("-w", "-t", table, "-F", chain, check=False)
+        _run("-w", "-t", table, "-X", chain, check=False)
 
 
 def leftover_chains() -> list[str]:
-    """Chains a Fencepost run created and did not remove."""
+    """Chains a Fencepost run created and did not remove (in any table)."""
     if shutil.which("iptables") is None or os.geteuid() != 0:
         return []
-    out = _run("-w", "-S", check=False).stdout
+    out = "\n".join(_run("-w", "-t", table, "-S", check=False).stdout for table in TABLES)
     return sorted({line.split()[1] for line in out.splitlines()
                    if line.startswith("-N ") and line.split()[1].startswith(CHAIN_PREFIX)})
