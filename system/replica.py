@@ -348,11 +348,12 @@ class TabletReplica:
             await self._follow(epoch, leader)
             if prev is None:
                 return {"head": list(self.head)}
-            if not rules.continues_log(self.head, prev) or (self.head != prev and not entries):
+            if not rules.continues_log(self.head, prev):  # a heartbeat must continue the log too
                 raise RpcError("log_mismatch", f"batch continues {list(prev)}, head is {list(self.head)}",
                                head=list(self.head))
             if self.head != prev:
-                # Only reachable under bug gap-ack: acknowledge what we do not hold.
+                # Only reachable under bug gap-ack: acknowledge what we do not hold (a heartbeat past the
+                # gap is answered with the real head, which the leader's cumulative count ignores).
                 return {"head": [entries[-1]["e"], entries[-1]["o"]] if entries else list(self.head)}
             if entries:
                 self.append_local(entries)

@@ -67,3 +67,67 @@ async def _stop_as_a_write_arrives(tmp: Path) -> tuple[list[str], bool]:
 def test_a_stopped_cursor_sends_nothing_even_when_woken_as_it_stops(tmp_path: Path) -> None:
     after, synced = asyncio.run(_stop_as_a_write_arrives(tmp_path))
     assert after == [] and not synced, f"the stopped cursor went on: {after}"
+
+
+async def _stream_through_a_lossy_link(tmp: Path, bug: bool) -> tuple[int, int, int, int]:
+    """Stream 60 writes to a follower through a proxy that loses every fifth batch; return the most the
+    leader counted as confirmed above the follower's real head, the batches lost, and both final heads."""
+    from harness.backends.lossy_link import LossyProxy
+    from system import bugs
+
+    bugs.configure(["gap-ack"] if bug else [])
+    logs = [EventLog(str(tmp / "f-events.jsonl"), "n2"), EventLog(str(tmp / "l-events.jsonl"), "n1")]
+    follower, server, _ = await _follower(tmp, logs[0])
+    batches = 0
+
+    def lose_every_fifth(msg: dict[str, Any]) -> bool:
+        nonlocal batches
+        if msg.get("method") != "add_entries" or not msg["params"].get("entries"):
+            return False
+        batches += 1
+        return batches % 5 == 0
+
+    proxy = LossyProxy(("127.0.0.1", server.port), lose_every_fifth)
+    port = await proxy.start()
+    leader = TabletReplica.create(0, str(tmp / "l"), "n1", logs[1])
+    leader.epoch = 1
+    pool = RpcPool()
+    role = LeaderRole(leader, ["n1", "n2"], {"n2": {"host": "127.0.0.1", "port": port, "uuid": None}}, pool)
+    overclaim = 0
+    try:
+        role.start({"n2": NO_ENTRY})
+        cursor = role.cursors["n2"]
+        for i in range(60):
+            role.append({"f": "put", "k": "x", "v": i})
+            await asyncio.sleep(0.01)
+            if cursor.synced:
+                overclaim = max(overclaim, cursor.confirmed - follower.head[1])
+        for _ in range(300):  # until the follower holds the whole log (a lost batch costs one sync)
+            if cursor.synced:
+                overclaim = max(overclaim, cursor.confirmed - follower.head[1])
+            if follower.head == leader.head:
+                break
+            await asyncio.sleep(0.02)
+        return overclaim, proxy.dropped, follower.head[1], leader.head[1]
+    finally:
+        bugs.configure([])
+        role.stop("test over")
+        await pool.close()
+        await proxy.close()
+        await server.close()
+        for r in (leader, follower):
+            await r.close()
+        for log in logs:
+            log.close()
+
+
+def test_a_batch_lost_on_the_way_is_refused_and_resent(tmp_path: Path) -> None:
+    overclaim, dropped, follower_head, leader_head = asyncio.run(_stream_through_a_lossy_link(tmp_path, False))
+    assert dropped > 0
+    assert overclaim <= 0, f"the leader counted {overclaim} entries the follower did not hold"
+    assert follower_head == leader_head
+
+
+def test_under_gap_ack_the_leader_counts_entries_the_follower_lacks(tmp_path: Path) -> None:
+    overclaim, dropped, _, _ = asyncio.run(_stream_through_a_lossy_link(tmp_path, True))
+    assert dropped > 0 and overclaim > 0
