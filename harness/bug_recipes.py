@@ -94,8 +94,11 @@ RECIPES: dict[str, Recipe] = {
                                  "new leader took writes, and the linearizability checker finds the stale "
                                  "reads (windows of 3-9 s: the election and a client timeout must fit)",
                                  targets={"partition": ("leader-alone",)}),
-    "gap-ack": Recipe("log", ("partition", "kill"), 60, 1.0,
-                      "a follower that missed a batch acknowledges later ones; lost appends after failover"),
+    "gap-ack": Recipe("register", ("lossy-link",), 40, 5.0,
+                      "a leader's link to one follower loses single batches while its other follower is cut "
+                      "off, then the leader dies: a follower that acknowledges past a lost batch lets the "
+                      "leader commit entries only it holds, which the amnesia and leader-completeness "
+                      "checkers report lost (Oxia #1239)"),
     "stale-copy-session": Recipe("register", ("cancelled-copy",), 40, 3.0,
                                  "a migration is cancelled while its copy hangs on a cut link; the copy lands "
                                  "after the barrier closed its session, and the topology-guards checker finds "
