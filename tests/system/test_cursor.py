@@ -32,6 +32,17 @@ async def _follower(tmp: Path, events: EventLog) -> tuple[TabletReplica, RpcServ
     return replica, server, seen
 
 
+async def _tear_down(role: LeaderRole, pool: RpcPool, server: RpcServer, replicas: list[TabletReplica],
+                     logs: list[EventLog]) -> None:
+    role.stop("test over")
+    await pool.close()
+    await server.close()
+    for r in replicas:
+        await r.close()
+    for log in logs:
+        log.close()
+
+
 async def _stop_as_a_write_arrives(tmp: Path) -> tuple[list[str], bool]:
     logs = [EventLog(str(tmp / "f-events.jsonl"), "n2"), EventLog(str(tmp / "l-events.jsonl"), "n1")]
     follower, server, seen = await _follower(tmp, logs[0])
@@ -55,13 +66,7 @@ async def _stop_as_a_write_arrives(tmp: Path) -> tuple[list[str], bool]:
         await asyncio.sleep(0.3)
         return seen[before:], cursor.synced
     finally:
-        role.stop("test over")
-        await pool.close()
-        await server.close()
-        for r in (leader, follower):
-            await r.close()
-        for log in logs:
-            log.close()
+        await _tear_down(role, pool, server, [leader, follower], logs)
 
 
 def test_a_stopped_cursor_sends_nothing_even_when_woken_as_it_stops(tmp_path: Path) -> None:
@@ -111,14 +116,8 @@ async def _stream_through_a_lossy_link(tmp: Path, bug: bool) -> tuple[int, int, 
         return overclaim, proxy.dropped, follower.head[1], leader.head[1]
     finally:
         bugs.configure([])
-        role.stop("test over")
-        await pool.close()
         await proxy.close()
-        await server.close()
-        for r in (leader, follower):
-            await r.close()
-        for log in logs:
-            log.close()
+        await _tear_down(role, pool, server, [leader, follower], logs)
 
 
 def test_a_batch_lost_on_the_way_is_refused_and_resent(tmp_path: Path) -> None:
