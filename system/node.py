@@ -19,6 +19,7 @@ RPC methods (params always include ``tablet`` unless noted):
   (source, session, epoch, current_state, last_entry), ``close_sessions`` (below: a session barrier),
   ``add_pre_voter``/``remove_pre_voter`` (epoch, node, addr) on a leader
 - node to node: ``copy_source`` (session), served by the copy's source
+- test hook: ``set_copy_delay`` (seconds, no tablet): what ``--copy-delay`` sets, for copies that start later
 - leader to follower: ``truncate`` (epoch, leader, point), ``add_entries`` (epoch, leader, prev,
   entries, commit), ``confirm`` (epoch)
 - clients, on the leader: ``put`` (key, value), ``get`` (key), ``delete`` (key), ``cas`` (key,
@@ -183,6 +184,15 @@ class Node:
     async def rpc_copy_source(self, params: dict[str, Any]) -> Any:
         """Serve a tablet copy: consensus metadata, WAL and commit index of a READY replica."""
         return tablet_copy.source_snapshot(self.replica(params))
+
+    async def rpc_set_copy_delay(self, params: dict[str, Any]) -> Any:
+        """Test hook: set ``--copy-delay`` at run time (0 to 60 s), so a fault can slow one copy."""
+        delay = params.get("seconds")
+        if not isinstance(delay, int | float) or isinstance(delay, bool) or not 0 <= delay <= 60:
+            raise RpcError("bad_request", "seconds must be a number from 0 to 60")
+        self.copy_delay = float(delay)
+        self.events.emit("copy_delay_set", seconds=self.copy_delay)
+        return {"copy_delay": self.copy_delay}
 
     async def rpc_close_sessions(self, params: dict[str, Any]) -> Any:
         """Session barrier: every migration session of the tablet below ``below`` is closed here."""

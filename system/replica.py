@@ -3,8 +3,9 @@
 Statuses: ``fenced`` (replicates nothing until told), ``follower`` (accepts entries from the leader of
 its epoch), ``leader`` (see :mod:`system.leader`), ``damaged`` (its files failed verification: it answers
 nothing but ``dump`` and ``hello``), ``deleted`` (a tombstone: no data, but it keeps its epoch and refuses
-stale leaders with it) and ``copying`` (a tablet copy is filling it). After a restart a follower is still
-a follower of the same leader and epoch; anything else loads as ``fenced``.
+stale leaders with it) and ``copying`` (a tablet copy is filling it; it serves nothing, but adopts a newer
+epoch it is shown, as a tombstone does). After a restart a follower is still a follower of the same leader
+and epoch; anything else loads as ``fenced``.
 
 The data state (``READY``/``DELETED``/``COPYING``, Kudu seed) is in the superblock; see
 :mod:`system.superblock`.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from system import rules, statefile, superblock
 from system.events import EventLog
@@ -53,6 +54,7 @@ class TabletReplica:
         self.damage: str | None = None
         self.wal: Wal | None = None
         self.role: LeaderRole | None = None
+        self.replaced = False  # a copy (done or failed) swapped in a new object for this tablet: see _refuse_copying
         self.lock = asyncio.Lock()
         self._state_lock = asyncio.Lock()
         self._persisted_commit = -1
@@ -269,26 +271,50 @@ class TabletReplica:
             self.wal.close()
             self.wal = None
 
-    async def _fence_tombstone(self, epoch: int) -> dict[str, Any]:
-        """A tombstone answers a fence with the epoch it kept: older epochs are stale; a newer one is
-        adopted durably (so the leader it came from outlives older ones) but the tombstone has no data,
-        so it is refused with ``tablet_deleted`` and never counts toward a fence quorum."""
-        if not rules.fence_allowed(self.epoch, "active", epoch):
-            raise RpcError("stale_epoch", f"tombstone kept epoch {self.epoch}", epoch=self.epoch)
+    async def _adopt_without_data(self, epoch: int) -> None:
+        """Write ``epoch`` into the consensus metadata of a replica with no data to serve (a tombstone, a
+        copy in progress), durably, and log ``epoch_adopted``. The caller holds ``self.lock``."""
         async with self._state_lock:
             self.epoch = epoch
             cm = statefile.read_json(os.path.join(self.dir, "state.json")) or {}
             await asyncio.to_thread(statefile.write_consensus_meta, os.path.join(self.dir, "state.json"),
                                     {**cm, "epoch": epoch})
         self.events.emit("epoch_adopted", tablet=self.tablet, epoch=epoch, status=self.status)
+
+    async def _fence_tombstone(self, epoch: int) -> dict[str, Any]:
+        """A tombstone answers a fence with the epoch it kept: older epochs are stale; a newer one is
+        adopted durably (so the leader it came from outlives older ones) but the tombstone has no data,
+        so it is refused with ``tablet_deleted`` and never counts toward a fence quorum."""
+        if not rules.fence_allowed(self.epoch, "active", epoch):
+            raise RpcError("stale_epoch", f"tombstone kept epoch {self.epoch}", epoch=self.epoch)
+        await self._adopt_without_data(epoch)
         raise RpcError("tablet_deleted", f"tablet {self.tablet} is a tombstone", epoch=self.epoch,
                        last_entry=self.last_entry)
+
+    async def _refuse_copying(self, epoch: int) -> NoReturn:
+        """A replica being filled by a tablet copy refuses fences and leaders' requests
+        (``tablet_copying``), but first adopts a newer ``epoch`` durably, exactly as a tombstone does.
+
+        Copyset seed: a node that meets a newer epoch, from a peer or the master, adopts it at once
+        and refuses the older primary. Kudu seed: the copy then merges the downloaded consensus metadata
+        with this local one, highest epoch winning (:func:`system.rules.merge_consensus_meta`), which is
+        why the merge exists. The copy merges, writes and swaps in the READY replica under this same
+        lock, so an adoption is either seen by the merge or refused here (``tablet_replaced``, to be
+        retried on the replica that took this object's place)."""
+        async with self.lock:
+            if self.replaced:
+                raise RpcError("tablet_replaced", f"tablet {self.tablet}'s copy just ended; retry", epoch=self.epoch)
+            if self.status == "copying" and epoch > self.epoch:
+                await self._adopt_without_data(epoch)
+        raise RpcError("tablet_copying", f"tablet {self.tablet} is being copied", epoch=self.epoch)
 
     async def fence(self, epoch: int) -> dict[str, Any]:
         """Fence Request: stop replicating, adopt ``epoch`` durably, report the head index."""
         if self.status == "deleted":
             async with self.lock:
                 return await self._fence_tombstone(epoch)
+        if self.status == "copying":
+            await self._refuse_copying(epoch)
         self.check_serving()
         async with self.lock:
             if not rules.fence_allowed(self.epoch, self.status, epoch):
@@ -319,6 +345,8 @@ class TabletReplica:
 
     async def truncate(self, epoch: int, leader: str, point: EntryId) -> dict[str, Any]:
         """Truncate Request: keep the entries with ids at or below ``point``; reply with the new head."""
+        if self.status == "copying":
+            await self._refuse_copying(epoch)
         self.check_serving(epoch)
         async with self.lock:
             self._check_leader_request(epoch, leader)
@@ -342,6 +370,8 @@ class TabletReplica:
 
         ``prev`` None is a probe: it only makes this replica a follower and reports its head.
         """
+        if self.status == "copying":
+            await self._refuse_copying(epoch)
         self.check_serving(epoch)
         async with self.lock:
             self._check_leader_request(epoch, leader)

@@ -4,7 +4,8 @@ Destination (``StartTabletCopy``, :func:`start_tablet_copy`): make the seed's ch
 (:func:`system.rules.copy_start_error`, then the session guard), tombstone a READY replica first,
 then 0. rewrite the superblock as COPYING (keeping the last entry id) and answer; in the background,
 1. download the source's
-consensus metadata and merge it with ours (:func:`system.rules.merge_consensus_meta`); 2. download
+consensus metadata and merge it with ours as it is then (:func:`system.rules.merge_consensus_meta`; the
+copying replica may have adopted a newer epoch since the start); 2. download
 its WAL and a snapshot (the applied state at its commit index) and write them; 3. write a READY
 superblock and fsync it; 4. start the tablet. Any failure goes back to DELETED, as a restart would.
 
@@ -121,8 +122,8 @@ async def start_tablet_copy(node: Node, params: dict[str, Any]) -> dict[str, Any
     if r is None:
         r = TabletReplica(t, tablet_dir, node.member, node.events)
         r.status = "deleted"
-    local_cm = statefile.read_json(os.path.join(tablet_dir, "state.json")) if state != DOES_NOT_EXIST else None
-    if local_cm is None:  # a new tablet: empty consensus metadata, so a crash mid-copy leaves a valid tombstone
+    if state == DOES_NOT_EXIST or statefile.read_json(os.path.join(tablet_dir, "state.json")) is None:
+        # a new tablet: empty consensus metadata, so a crash mid-copy leaves a valid tombstone
         os.makedirs(tablet_dir, exist_ok=True)
         await asyncio.to_thread(statefile.write_consensus_meta, os.path.join(tablet_dir, "state.json"),
                                 {"epoch": -1, "status": "deleted", "leader": None, "head": None, "commit": -1})
@@ -131,13 +132,18 @@ async def start_tablet_copy(node: Node, params: dict[str, Any]) -> dict[str, Any
     node.tablets[t] = r
     node.events.emit("tablet_state", tablet=t, state=COPYING, was=was, why="copy", session=session)
     node.events.emit("copy_started", tablet=t, session=session, source=source.get("member"), epoch=local_epoch)
-    node.spawn(_run_copy(node, t, session, source, local_cm, local_epoch))
+    node.spawn(_run_copy(node, r, session, source))
     return r.summary()
 
 
-async def _run_copy(node: Node, t: int, session: int, source: dict[str, Any], local_cm: dict[str, Any] | None,
-                    local_epoch: int) -> None:
-    """Steps 1-4 in the background (a copy may take long; the caller polls the tablet's state)."""
+async def _run_copy(node: Node, r: TabletReplica, session: int, source: dict[str, Any]) -> None:
+    """Steps 1-4 in the background (a copy may take long; the caller polls the tablet's state).
+
+    The merge reads the local consensus metadata as it is at merge time, not as it was when the copy
+    started: the copying replica ``r`` adopts newer epochs meanwhile (:meth:`TabletReplica._refuse_copying`).
+    Merge, writes, READY superblock and the swap of ``node.tablets[t]`` all happen under ``r.lock``, the
+    lock those adoptions take, so none is lost between the read and the swap."""
+    t = r.tablet
     tablet_dir = node.tablet_dir(t)
     try:
         data = await node.pool.call(source["host"], int(source["port"]), "copy_source", source["uuid"],
@@ -145,17 +151,20 @@ async def _run_copy(node: Node, t: int, session: int, source: dict[str, Any], lo
         node.crash_point("copy:after-download")
         if node.copy_delay:
             await asyncio.sleep(node.copy_delay)
-        merged = rules.merge_consensus_meta(local_cm, data["consensus"])
-        async with node.guards.lock(t):
+        async with node.guards.lock(t), r.lock:
             if not node.guards.is_open(t, session):
                 raise RpcError("stale_session", f"session {session} of tablet {t} closed during the copy")
+            local_cm = await asyncio.to_thread(statefile.read_json, os.path.join(tablet_dir, "state.json"))
+            merged = rules.merge_consensus_meta(local_cm, data["consensus"])
             await asyncio.to_thread(_write_data, tablet_dir, list(data["entries"]), int(data["commit"]), merged)
             node.crash_point("copy:after-wal")
             await asyncio.to_thread(superblock.write, tablet_dir, READY, None, None, session)
-            _copied(node, t, session, merged, data, local_epoch)
+            _copied(node, r, session, merged, data, int((local_cm or {}).get("epoch", -1)))
     except BaseException as e:
-        await asyncio.to_thread(superblock.startup, node.dir, t, tablet_dir)
-        node.tablets[t] = TabletReplica.load(t, tablet_dir, node.member, node.events)
+        async with r.lock:  # no adoption may write into the replica loaded here through the old object
+            await asyncio.to_thread(superblock.startup, node.dir, t, tablet_dir)
+            node.tablets[t] = TabletReplica.load(t, tablet_dir, node.member, node.events)
+            r.replaced = True
         node.events.emit("tablet_state", tablet=t, state=node.tablets[t].data_state, was=COPYING, why="copy failed")
         node.events.emit("copy_failed", tablet=t, session=session, error=f"{type(e).__name__}: {e}")
         if isinstance(e, asyncio.CancelledError):
@@ -163,10 +172,13 @@ async def _run_copy(node: Node, t: int, session: int, source: dict[str, Any], lo
         return
 
 
-def _copied(node: Node, t: int, session: int, merged: dict[str, Any], data: dict[str, Any],
+def _copied(node: Node, r: TabletReplica, session: int, merged: dict[str, Any], data: dict[str, Any],
             local_epoch: int) -> None:
-    """Load the copied replica and log that it is READY (under the tablet's session lock)."""
+    """Swap the copied replica in for the copying one ``r`` and log that it is READY (under the tablet's
+    session lock and ``r.lock``); ``local_epoch`` is the local epoch the merge saw."""
+    t = r.tablet
     node.tablets[t] = TabletReplica.load(t, node.tablet_dir(t), node.member, node.events)
+    r.replaced = True
     node.events.emit("tablet_state", tablet=t, state=READY, was=COPYING, why="copied", session=session)
     node.events.emit("copy_done", tablet=t, session=session, epoch=merged["epoch"],
                      remote_epoch=data["consensus"]["epoch"], local_epoch=local_epoch,

@@ -1,8 +1,10 @@
-"""Hot migration through the master: move under load, cancel midway, crash mid-copy, stale sessions."""
+"""Hot migration through the master: move under load, cancel midway, crash mid-copy, stale sessions, and a
+failover between a copy's download and its merge."""
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 
 import pytest
@@ -126,3 +128,43 @@ def test_crash_during_copy_goes_back_to_deleted_and_copies_again(make_cluster: C
     assert rolled and rolled[0]["state"] == "DELETED"
     assert sum(e["event"] == "copy_done" for e in evs) == 1
     assert (node_tablet(c, spare) or {}).get("state") == "READY"
+
+
+@pytest.mark.parametrize("bug", [False, True], ids=["correct", "copy-overwrites-epoch"])
+def test_an_epoch_adopted_during_a_copy_is_kept_by_the_copy(make_cluster: Callable[..., Cluster], bug: bool) -> None:
+    # The leader dies between the copy's download (at epoch E) and its merge; the next leader (E+1) streams
+    # to the migration's catch-up member, whose copying replica adopts E+1. The copy must end at E+1.
+    c = make_cluster(nodes=4, tablets=1, replication=3)
+    c.wait_ready()
+    v = wait_settled(c)
+    spare = next(n for n in c.node_addrs if n not in v["up"])
+    leader = v["leader"]
+    follower = next(n for n in v["acting"] if n != leader)
+    c.restart(spare, extra_args=("--copy-delay", "5", *(("--bug", "copy-overwrites-epoch") if bug else ())))
+    wait_for(lambda: c.node_uuid(spare) and node_tablet(c, spare) is None and tablet_view(c)["up"], what="restart")
+    master_call(c, "move_replica", {"tablet": 0, "from": follower, "to": spare, "config_id": v["config_id"]})
+    started = wait_for(lambda: [e for e in events_of(c, spare) if e["event"] == "copy_started"], what="the copy")
+    wait_for(lambda: (node_tablet(c, spare) or {}).get("status") == "copying", what="copying")
+    time.sleep(0.5)  # the download takes milliseconds; the merge waits for the copy delay
+    c.kill(leader)
+
+    def adopted() -> list[dict]:
+        return [e for e in events_of(c, spare) if e["event"] == "epoch_adopted" and e["status"] == "copying"
+                and e["epoch"] > v["epoch"]]
+
+    adoption = wait_for(adopted, timeout=5, what="the copying replica to adopt the new leader's epoch")[0]
+    done = wait_for(lambda: [e for e in events_of(c, spare) if e["event"] in ("copy_done", "copy_failed")],
+                    timeout=20, what="the copy to end")
+    assert [e["event"] for e in done] == ["copy_done"] and done[0]["session"] == started[0]["session"], done
+    assert done[0]["remote_epoch"] == v["epoch"] and done[0]["local_epoch"] == adoption["epoch"]
+    loaded = [e for e in events_of(c, spare) if e["event"] == "tablet_loaded" and e["ts"] >= adoption["ts"]]
+    if bug:  # the merge took the downloaded epoch: the node's epoch went down
+        assert done[0]["epoch"] == loaded[0]["epoch"] == v["epoch"] < adoption["epoch"]
+    else:
+        assert done[0]["epoch"] == loaded[0]["epoch"] == adoption["epoch"] > v["epoch"]
+    c.launch(leader)
+    v = wait_settled(c, size=3)
+    assert spare in v["acting"] and follower not in v["acting"]
+    assert (node_tablet(c, spare) or {}).get("epoch", -1) >= adoption["epoch"]
+    assert_committed_prefixes_agree(c, 0)
+    assert_one_leader_per_epoch(c)

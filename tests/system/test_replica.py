@@ -1,0 +1,78 @@
+"""A replica being filled by a tablet copy adopts newer epochs durably, as a tombstone does, and refuses."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from system import statefile
+from system.events import EventLog, read_events
+from system.replica import TabletReplica
+from system.rules import COPYING
+from system.wire import RpcError
+
+
+def _copying(tmp: Path, events: EventLog) -> TabletReplica:
+    """A replica as StartTabletCopy leaves a new tablet: empty consensus metadata, status copying."""
+    d = tmp / "tablets" / "0"
+    d.mkdir(parents=True)
+    statefile.write_consensus_meta(str(d / "state.json"),
+                                   {"epoch": -1, "status": "deleted", "leader": None, "head": None, "commit": -1})
+    r = TabletReplica(0, str(d), "n4", events)
+    r.status, r.data_state, r.session = "copying", COPYING, 2
+    return r
+
+
+def _disk_epoch(r: TabletReplica) -> int:
+    return int((statefile.read_json(os.path.join(r.dir, "state.json")) or {})["epoch"])
+
+
+async def _refused(call: Any) -> RpcError:
+    with pytest.raises(RpcError) as got:
+        await call
+    return got.value
+
+
+def test_a_copying_replica_adopts_each_newer_epoch_durably_and_still_refuses(tmp_path: Path) -> None:
+    async def scenario() -> list[tuple[str, int]]:
+        events = EventLog(str(tmp_path / "events.jsonl"), "n4")
+        r = _copying(tmp_path, events)
+        seen = []
+        for name, call in [
+            ("add_entries", r.add_entries(3, "n1", None, [], -1)),
+            ("truncate", r.truncate(5, "n2", (3, 10))),
+            ("fence", r.fence(7)),
+            ("stale add_entries", r.add_entries(4, "n1", None, [], -1)),  # older: nothing adopted
+            ("repeated fence", r.fence(7)),
+        ]:
+            err = await _refused(call)
+            assert err.code == "tablet_copying", (name, err)
+            seen.append((name, _disk_epoch(r)))
+            assert r.epoch == _disk_epoch(r) and r.status == "copying"
+        events.close()
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert seen == [("add_entries", 3), ("truncate", 5), ("fence", 7), ("stale add_entries", 7), ("repeated fence", 7)]
+    adopted = [e for e in read_events(str(tmp_path / "events.jsonl")) if e["event"] == "epoch_adopted"]
+    assert [(e["tablet"], e["epoch"], e["status"]) for e in adopted] == [(0, 3, "copying"), (0, 5, "copying"),
+                                                                         (0, 7, "copying")]
+
+
+def test_a_copying_replica_that_a_copy_replaced_writes_nothing(tmp_path: Path) -> None:
+    # A request that picked up the copying object just before the copy swapped in the READY replica must
+    # not write the copying object's epoch into the new replica's consensus metadata.
+    async def scenario() -> tuple[str, int, int]:
+        events = EventLog(str(tmp_path / "events.jsonl"), "n4")
+        r = _copying(tmp_path, events)
+        await _refused(r.fence(2))
+        r.replaced = True
+        err = await _refused(r.add_entries(9, "n1", None, [], -1))
+        events.close()
+        return err.code, r.epoch, _disk_epoch(r)
+
+    assert asyncio.run(scenario()) == ("tablet_replaced", 2, 2)

@@ -1,0 +1,91 @@
+"""Tablet copy between two real nodes (in this process, over the real wire protocol): the merge reads the
+destination's consensus metadata as it is at merge time, so an epoch adopted mid-copy survives the copy."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from system import bugs, identity
+from system.events import EventLog, read_events
+from system.node import Node
+from system.replica import TabletReplica
+from system.wire import RpcError, RpcServer
+
+SOURCE_EPOCH = 3
+ENTRIES = [{"e": 1, "o": 0, "v": {"op": "noop"}}, {"e": 1, "o": 1, "v": {"op": "put", "key": "a", "value": 1}},
+           {"e": 3, "o": 2, "v": {"op": "noop"}}]
+
+
+async def _node(tmp: Path, name: str, copy_delay: float = 0.0) -> tuple[Node, RpcServer]:
+    data = str(tmp / name)
+    Path(data).mkdir()
+    node = Node(name, data, identity.check(data, name), EventLog(str(tmp / name / "events.jsonl"), name),
+                copy_delay=copy_delay)
+    server = RpcServer(node.dispatch)
+    await server.start("127.0.0.1", 0)
+    return node, server
+
+
+async def _copy_with_adoption(tmp: Path, adopt_epoch: int | None) -> tuple[TabletReplica, dict[str, Any], Any]:
+    """Copy tablet 0 from a source at SOURCE_EPOCH to a new node whose copy pauses 0.5 s between download and
+    merge; during the pause a leader at ``adopt_epoch`` (if any) reaches the copying replica. Return the
+    copying object, the destination's copy_done event, and what the copying object answers afterwards."""
+    src, src_server = await _node(tmp, "n1")
+    dst, dst_server = await _node(tmp, "n4", copy_delay=0.5)
+    try:
+        src.tablets[0] = TabletReplica.create(0, src.tablet_dir(0), src.member, src.events)
+        await src.tablets[0].install_snapshot(SOURCE_EPOCH, ENTRIES, 1)
+        source = {"host": "127.0.0.1", "port": src_server.port, "uuid": src.uuid, "member": "n1"}
+        started = await dst.rpc_start_tablet_copy({"tablet": 0, "session": 1, "source": source,
+                                                   "epoch": SOURCE_EPOCH, "current_state": "DOES_NOT_EXIST"})
+        assert started["status"] == "copying"
+        copying = dst.tablets[0]
+        await asyncio.sleep(0.2)  # the download is done; the copy waits before its merge
+        if adopt_epoch is not None:
+            with pytest.raises(RpcError, match="being copied"):
+                await dst.rpc_add_entries({"tablet": 0, "epoch": adopt_epoch, "leader": "n2", "prev": None,
+                                           "entries": [], "commit": -1})
+        for _ in range(100):
+            if dst.tablets[0] is not copying:
+                break
+            await asyncio.sleep(0.05)
+        try:
+            await copying.fence(99)
+            late: Any = "answered"
+        except RpcError as e:
+            late = e.code
+        done = [e for e in read_events(str(tmp / "n4" / "events.jsonl")) if e["event"] in ("copy_done", "copy_failed")]
+        assert [e["event"] for e in done] == ["copy_done"], done
+        return dst.tablets[0], done[0], late
+    finally:
+        for server in (src_server, dst_server):
+            await server.close()
+        for node in (src, dst):
+            await node.close()
+
+
+def test_an_epoch_adopted_during_the_copy_wins_the_merge(tmp_path: Path) -> None:
+    replica, done, late = asyncio.run(_copy_with_adoption(tmp_path, 5))
+    assert (replica.status, replica.data_state, replica.epoch) == ("fenced", "READY", 5)
+    assert (done["epoch"], done["remote_epoch"], done["local_epoch"]) == (5, SOURCE_EPOCH, 5)
+    assert [e["o"] for e in replica.log] == [0, 1, 2] and replica.commit == 1
+    # The copying object was replaced: a request that still holds it leaves the READY replica alone.
+    assert late == "tablet_replaced" and replica.epoch == 5
+
+
+def test_without_an_adoption_the_copy_takes_the_source_epoch(tmp_path: Path) -> None:
+    replica, done, _ = asyncio.run(_copy_with_adoption(tmp_path, None))
+    assert replica.epoch == SOURCE_EPOCH and (done["epoch"], done["local_epoch"]) == (SOURCE_EPOCH, -1)
+
+
+def test_under_copy_overwrites_epoch_the_adopted_epoch_is_lost(tmp_path: Path) -> None:
+    bugs.configure(["copy-overwrites-epoch"])
+    try:
+        replica, done, _ = asyncio.run(_copy_with_adoption(tmp_path, 5))
+    finally:
+        bugs.configure([])
+    assert replica.epoch == SOURCE_EPOCH and (done["epoch"], done["local_epoch"]) == (SOURCE_EPOCH, 5)
