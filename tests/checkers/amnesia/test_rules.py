@@ -20,6 +20,7 @@ from checkers.amnesia.rules import (
 )
 from checkers.api import CheckContext
 from harness.history.op import NEMESIS, Op, OpType
+from tests.checkers.event_runs import one_node_run
 from tests.checkers.histories import CallSpec, sequential
 
 
@@ -97,6 +98,45 @@ def test_rule6_broken_when_a_tombstone_forgets_its_epoch() -> None:
     events = [ev("n1", "node_started", 1, uuid="u1"), ev("n1", "tablet_tombstoned", 3, tablet=0, epoch=5),
               ev("n1", "fenced", 4, tablet=0, epoch=2)]
     assert [v["rule"] for v in epochs_never_go_down([], Evidence(events=events))] == ["6 tombstone forgot its epoch"]
+
+
+# n3's own lines from a copy-failover run (seed 1): its replica of tablet 3 adopted epoch 2 from the new leader
+# while its copy (downloaded at epoch 1) waited to merge; under copy-overwrites-epoch the copy ended at epoch 1.
+COPY_FAILOVER_RUN_START = 1795527186.888035
+COPY_FAILOVER_N3 = [
+    {"ts": 1795527187.155177, "node": "n3", "event": "node_started", "uuid": "17ea8d8a-0ba8-4dd4-86b1-f8a509ee5fa0",
+     "member": "n3", "pid": 7848, "bugs": ["copy-overwrites-epoch"]},
+    {"ts": 1795527195.261062, "node": "n3", "event": "copy_started", "tablet": 3, "session": 2, "source": "n4",
+     "epoch": -1},
+    {"ts": 1795527195.513195, "node": "n3", "event": "epoch_adopted", "tablet": 3, "epoch": 1, "status": "copying"},
+    {"ts": 1795527197.27269, "node": "n3", "event": "epoch_adopted", "tablet": 3, "epoch": 2, "status": "copying"},
+    {"ts": 1795527201.271828, "node": "n3", "event": "tablet_loaded", "tablet": 3, "state": "READY", "epoch": 1,
+     "head": [1, 181], "commit": 181, "was": "fenced"},
+    {"ts": 1795527201.271865, "node": "n3", "event": "tablet_state", "tablet": 3, "state": "READY", "was": "COPYING",
+     "why": "copied", "session": 2},
+    {"ts": 1795527201.271879, "node": "n3", "event": "copy_done", "tablet": 3, "session": 2, "epoch": 1,
+     "remote_epoch": 1, "local_epoch": 2, "head": [1, 181], "commit": 181},
+    {"ts": 1795527201.784006, "node": "n3", "event": "fenced", "tablet": 3, "epoch": 2, "head": [1, 181],
+     "commit": 181},
+]
+
+
+def _copied_at(epoch: int) -> list[dict[str, Any]]:
+    """The run's lines with the copy ending at ``epoch`` (2: what the correct system logged in that run)."""
+    return [{**e, "epoch": epoch} if e["event"] in ("tablet_loaded", "copy_done") else e for e in COPY_FAILOVER_N3]
+
+
+def test_rule2_broken_by_a_copy_that_merges_below_an_epoch_adopted_while_copying(tmp_path: Path) -> None:
+    run = one_node_run(tmp_path, _copied_at(1), COPY_FAILOVER_RUN_START, node="n3")
+    found = epochs_never_go_down([], load_evidence(run, []))
+    assert [(v["rule"], v["tablet"], v["from"], v["to"]) for v in found] == [("2 epoch went down", 3, 2, 1)] * 2
+    assert "(epoch_adopted), then epoch 1 (copy_done)" in found[1]["explanation"]
+    assert round(found[0]["at_ns"] / 1e9, 1) == 14.4
+
+
+def test_rule2_kept_when_the_copy_keeps_the_epoch_adopted_while_copying(tmp_path: Path) -> None:
+    run = one_node_run(tmp_path, _copied_at(2), COPY_FAILOVER_RUN_START, node="n3")
+    assert epochs_never_go_down([], load_evidence(run, [])) == []
 
 
 # Rule 3 --------------------------------------------------------------------------------------------------
