@@ -53,9 +53,12 @@ RECIPES: dict[str, Recipe] = {
                                         "moves and contracts delete replicas; the amnesia checker sees the "
                                         "tombstone report no epoch where the replica held one (rule 6)",
                                         targets={"membership": ("move-replica", "contract")}),
-    "copy-overwrites-epoch": Recipe("register", ("wipe", "membership", "partition"), 60, 2.0,
-                                    "tablet copies after wipes and moves; the amnesia checker sees an epoch "
-                                    "lowered by a copy"),
+    "copy-overwrites-epoch": Recipe("register", ("copy-failover",), 60, 8.0,
+                                    "a replica moves onto the spare node and its copy is slowed between download "
+                                    "and merge while the tablet's leader is killed: the copying replica adopts "
+                                    "the new leader's epoch, and a merge that takes the downloaded epoch lowers "
+                                    "it, which the amnesia checker reads from the node's events (rule 2)",
+                                    settings={"nodes": 4}),
     "no-uuid-check": Recipe("log", ("wipe", "kill"), 40, 3.0,
                             "a wiped node rejoins under its old identity; the amnesia checker's identity rule "
                             "and lost appends show it"),
