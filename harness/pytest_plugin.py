@@ -54,6 +54,15 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", line)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Remove the iptables chains that a killed harness left behind (their owner pid is gone), so its
+    partitions do not cut the loopback addresses this session's clusters use."""
+    from harness.backends.iptables import reap_dead_chains
+
+    for chain in reap_dead_chains():
+        print(f"fencepost: removed iptables chain {chain}, left by a harness that no longer runs")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Skip ``nightly`` tests unless ``--fencepost-nightly`` was given."""
     if config.getoption("fencepost_nightly"):

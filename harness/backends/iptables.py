@@ -1,18 +1,23 @@
 """Network partitions on loopback addresses with iptables, in a chain owned by one run.
 
 Every rule lives in a chain named ``FP-<run tag>`` jumped to from OUTPUT, so healing is flushing the
-chain and cleaning up is deleting it; a killed harness's chains are found by their prefix and reaped.
+chain and cleaning up is deleting it. The jump carries its owner's pid in a comment
+(``fencepost-pid=N``), so the chains of a harness that was killed (SIGKILL, a lost CI job) are found
+and removed by the next run's :func:`reap_dead_chains` instead of partitioning every run after it.
 Loopback traffic passes OUTPUT once per packet, so a DROP there cuts both the SYN and any reply.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 
 CHAIN_PREFIX = "FP-"
+OWNER_COMMENT = "fencepost-pid="
+"""The jump to a run's chain carries ``fencepost-pid=<pid of the harness that made it>``."""
 
 
 class IptablesUnavailable(RuntimeError):
@@ -58,9 +63,7 @@ class Partitioner:
 
     def install(self) -> None:
         """Create the chain and the jump to it."""
-        _run("-w", "-N", self.chain, check=False)
-        if _run("-w", "-C", "OUTPUT", "-j", self.chain, check=False).returncode != 0:
-            _run("-w", "-I", "OUTPUT", "-j", self.chain)
+        add_jump("filter", self.chain)
         self._installed = True
 
     def apply(self, grudge: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
@@ -89,16 +92,71 @@ TABLES = ("filter", "nat")
 """The tables a run's chains live in: filter for drops and resets, nat for links sent through a proxy."""
 
 
+def add_jump(table: str, chain: str) -> None:
+    """Create ``chain`` in ``table`` and jump to it first thing in OUTPUT, the jump tagged with our pid."""
+    _run("-w", "-t", table, "-N", chain, check=False)
+    if not _jumps(table, chain):
+        _run("-w", "-t", table, "-I", "OUTPUT", "-m", "comment", "--comment", f"{OWNER_COMMENT}{os.getpid()}",
+             "-j", chain)
+
+
+def _output_jumps(table: str) -> list[list[str]]:
+    """The rules of ``table``'s OUTPUT chain that jump to a Fencepost chain, as ``iptables -S`` prints
+    them after ``-A OUTPUT``."""
+    out = _run("-w", "-t", table, "-S", "OUTPUT", check=False).stdout
+    rules = [shlex.split(line)[2:] for line in out.splitlines() if line.startswith("-A OUTPUT ")]
+    return [r for r in rules if "-j" in r and r[r.index("-j") + 1].startswith(CHAIN_PREFIX)]
+
+
+def _jumps(table: str, chain: str) -> list[list[str]]:
+    return [r for r in _output_jumps(table) if r[r.index("-j") + 1] == chain]
+
+
+def _owner(rule: Sequence[str]) -> int | None:
+    """The pid in a jump's ``fencepost-pid=`` comment, or None (a jump made before owners were noted)."""
+    for i, word in enumerate(rule[:-1]):
+        if word == "--comment" and rule[i + 1].startswith(OWNER_COMMENT):
+            digits = rule[i + 1][len(OWNER_COMMENT):]
+            return int(digits) if digits.isdigit() else None
+    return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def delete_chain(chain: str) -> None:
     """Remove the jumps to ``chain`` from OUTPUT and delete the chain, in every table, ignoring what is
     already gone."""
     if shutil.which("iptables") is None:
         return
     for table in TABLES:
-        while _run("-w", "-t", table, "-D", "OUTPUT", "-j", chain, check=False).returncode == 0:
-            pass
+        for rule in _jumps(table, chain):
+            _run("-w", "-t", table, "-D", "OUTPUT", *rule, check=False)
         _run("-w", "-t", table, "-F", chain, check=False)
         _run("-w", "-t", table, "-X", chain, check=False)
+
+
+def reap_dead_chains() -> list[str]:
+    """Delete the chains whose owner is gone: every jump to them names a pid that no longer runs, or no
+    pid at all. A live run's chains are left alone. Returns the chains removed; [] where iptables
+    cannot be used."""
+    if why_unavailable() is not None:
+        return []
+    owners: dict[str, set[int | None]] = {}
+    for table in TABLES:
+        for rule in _output_jumps(table):
+            owners.setdefault(rule[rule.index("-j") + 1], set()).add(_owner(rule))
+    dead = sorted(c for c, pids in owners.items() if not any(p is not None and _alive(p) for p in pids))
+    for chain in dead:
+        delete_chain(chain)
+    return dead
 
 
 def leftover_chains() -> list[str]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends import faketime
-from harness.backends.iptables import Partitioner, why_unavailable
+from harness.backends.iptables import Partitioner, reap_dead_chains, why_unavailable
 from harness.config import TestConfig
 from nemesis.registry import needs
 from system.admin import call
@@ -50,6 +50,7 @@ class LocalBackend:
     async def setup(self, test: TestConfig, run_dir: Path) -> None:
         """Start the cluster under ``run_dir/cluster`` and wait until every tablet has a leader."""
         self._run_dir = run_dir
+        await asyncio.to_thread(reap_dead_chains)  # a killed harness's partitions would cut this cluster too
         directory = run_dir / "cluster"
         standby = "operator" in test.nemesis  # a second operator, stopped until a race starts it
         node_env: dict[str, str] = {}

@@ -24,7 +24,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from harness.backends.iptables import CHAIN_PREFIX, _run, delete_chain
+from harness.backends.iptables import CHAIN_PREFIX, _run, add_jump, delete_chain
 from system.wire import FrameError, Framer, encode
 
 Drop = Callable[[dict[str, Any]], bool]
@@ -125,9 +125,7 @@ class LinkRedirect:
     def install(self) -> None:
         """Create the chain in the nat and filter tables, each jumped to from OUTPUT."""
         for table in ("nat", "filter"):
-            _run("-w", "-t", table, "-N", self.chain, check=False)
-            if _run("-w", "-t", table, "-C", "OUTPUT", "-j", self.chain, check=False).returncode != 0:
-                _run("-w", "-t", table, "-I", "OUTPUT", "-j", self.chain)
+            add_jump(table, self.chain)
 
     def redirect(self, source: str, host: str, port: int, proxy_host: str, proxy_port: int) -> None:
         """New connections from ``source`` to ``host:port`` go to ``proxy_host:proxy_port`` instead."""
