@@ -65,8 +65,18 @@ def test_same_seed_same_nemesis_schedule_on_both_backends(run_test: Callable[...
     assert len(due) >= 2, schedules["local"]
     for b in runs:
         assert len(actions[b]) >= len(due), f"{b} ran {actions[b]}"
+    compared = 0
     for window, local, docker in zip(due, actions["local"], actions["docker"], strict=False):
         assert local[0] == docker[0] == f"start-{window['package']}"
         assert local[1]["target"] == docker[1]["target"] == window["target"]
-        if window["target"] != "leader":
-            assert local[1] == docker[1], f"window {window}: local {local[1]} vs docker {docker[1]}"
+        if window["target"] == "leader":
+            continue
+        skipped = ["skipped" in local[1], "skipped" in docker[1]]
+        if skipped[0] != skipped[1]:
+            continue  # a guard (a wipe waits until the last one is repaired) reads live state, which differs
+        # A skip's reason quotes live state (the acting set, mid-repair); the rest must match exactly.
+        same = {k: v for k, v in local[1].items() if k != "skipped"}
+        assert same == {k: v for k, v in docker[1].items() if k != "skipped"}, \
+            f"window {window}: local {local[1]} vs docker {docker[1]}"
+        compared += not any(skipped)
+    assert compared >= 1, f"no window with a drawn target ran on both backends: {actions}"
