@@ -96,7 +96,8 @@ class TabletReplica:
             return r
         r.durable = len(r.log) - 1
         if r.durable < durable_commit:
-            r.mark_damaged(f"log ends at offset {r.durable}, below the durable commit index {durable_commit}")
+            r.mark_damaged(f"log ends at offset {r.durable}, below the durable commit index {durable_commit}",
+                           log_end=r.durable, durable_commit=durable_commit)
             return r
         r.commit = durable_commit
         r._persisted_commit = durable_commit
@@ -121,16 +122,26 @@ class TabletReplica:
         events.emit("tablet_state", tablet=tablet, state=READY, was="DOES_NOT_EXIST", why="created")
         return cls.load(tablet, directory, node_id, events)
 
-    def mark_damaged(self, reason: str) -> None:
-        """Refuse to serve this tablet from now on."""
+    def mark_damaged(self, reason: str, **facts: Any) -> None:
+        """Refuse to serve this tablet from now on; ``facts`` go into the event (e.g. ``log_end`` and
+        ``durable_commit`` when committed entries are missing)."""
         self.status = "damaged"
         self.damage = reason
-        self.events.emit("tablet_damaged", tablet=self.tablet, reason=reason)
+        self.events.emit("tablet_damaged", tablet=self.tablet, reason=reason, **facts)
 
     def state_record(self) -> dict[str, Any]:
-        """The consensus state as written to ``state.json``."""
-        return {"epoch": self.epoch, "status": self.status, "head": list(self.head), "commit": self.commit,
-                "leader": self.leader_id}
+        """The consensus state as written to ``state.json``.
+
+        The commit index written is capped at this replica's durable head: a leader may commit an entry
+        that two followers hold durably before its own fsync ends, and a checkpoint above its own durable
+        log would make a power loss look like lost committed data. So a log found shorter than its
+        checkpointed commit index always means fsynced entries were lost."""
+        return {"epoch": self.epoch, "status": self.status, "head": list(self.head),
+                "commit": self.durable_commit(), "leader": self.leader_id}
+
+    def durable_commit(self) -> int:
+        """The commit index, capped at the durable head: what a checkpoint may claim."""
+        return min(self.commit, self.durable)
 
     async def persist(self) -> None:
         """Write ``state.json`` atomically with the current state (ordered across callers)."""
@@ -148,7 +159,7 @@ class TabletReplica:
 
     async def persist_commit_if_moved(self) -> None:
         """Background checkpoint of the commit index (it is not needed on the write path)."""
-        if self.status != "damaged" and self.commit > self._persisted_commit:
+        if self.status != "damaged" and self.durable_commit() > self._persisted_commit:
             await self.persist()
 
     # --- log, durability, apply -----------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Amnesia safety: a node must never forget what the protocol guaranteed it had persisted.
 
 The checker reads the history, every node's event log and final state dump, and the nemesis's wipe
-records, and checks seven rules:
+records, and checks eight rules:
 
 1. every acknowledged write is in the final state (lost or stale results say when it was acknowledged
    and which faults were around it);
@@ -10,7 +10,9 @@ records, and checks seven rules:
 4. replicas agree on every entry at or below the commit index;
 5. a node whose disk was wiped never again answers under its old UUID;
 6. tombstoned replicas keep their last epoch;
-7. a deleted key never comes back.
+7. a deleted key never comes back;
+8. no node restarts with its log shorter than the commit index it checkpointed (fsynced, committed
+   entries vanished), unless the nemesis damaged its files.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ __all__ = ["AmnesiaChecker"]
 
 
 class AmnesiaChecker:
-    """Judge a run against the seven amnesia-safety rules; every violation is explained in words."""
+    """Judge a run against the eight amnesia-safety rules; every violation is explained in words."""
 
     name = "amnesia"
 
@@ -48,7 +50,7 @@ class AmnesiaChecker:
             explanation = "No node event logs or state dumps were collected, so amnesia could not be judged."
         else:
             valid = True
-            explanation = (f"All seven rules hold over {len(ev.events)} node events, {len(ev.dumps)} final dumps "
+            explanation = (f"All eight rules hold over {len(ev.events)} node events, {len(ev.dumps)} final dumps "
                            f"and {len(ev.wipes)} wipes.")
         times = [v["at_ns"] for v in violations if isinstance(v.get("at_ns"), int)]
         result = {"valid": valid, "violations": violations[:100], "by_rule": by_rule, "events": len(ev.events),

@@ -235,5 +235,47 @@ def deleted_keys_stay_deleted(history: Sequence[Op], ev: Evidence) -> list[Viola
     return out
 
 
+def _files_damaged_by_nemesis(history: Sequence[Op]) -> dict[str, int]:
+    """Node -> when the nemesis first damaged its files on purpose (``start-corrupt``)."""
+    first: dict[str, int] = {}
+    for op in history:
+        if op.process == NEMESIS and op.f == "start-corrupt" and op.type is not OpType.INVOKE:
+            node = op.value.get("node") if isinstance(op.value, dict) else None
+            if isinstance(node, str):
+                first.setdefault(node, op.time)
+    return first
+
+
+def committed_entries_stay_on_disk(history: Sequence[Op], ev: Evidence) -> list[Violation]:
+    """Rule 8: no node restarts to find its log shorter than the commit index it checkpointed.
+
+    A replica checkpoints its commit index only up to its fsynced head, so a log found below the
+    checkpoint lost entries that were fsynced and committed: an fsync that did not reach the disk. The
+    node refuses to serve the tablet (``tablet_damaged``), so when every replica is hit nothing is served
+    and no client sees the loss; this rule sees it. Nodes whose files the nemesis damaged on purpose
+    are excused from then on."""
+    corrupted = _files_damaged_by_nemesis(history)
+    out: list[Violation] = []
+    seen: set[tuple[str, Any]] = set()
+    for e in ev.events:
+        if e.get("event") != "tablet_damaged" or not isinstance(e.get("durable_commit"), int):
+            continue
+        node, t_ns = str(e.get("source")), ev.history_ns(float(e.get("ts", 0)))
+        if node in corrupted and (t_ns is None or t_ns >= corrupted[node]):
+            continue
+        if (node, e.get("tablet")) in seen:
+            continue  # it says so again at every restart
+        seen.add((node, e.get("tablet")))
+        lost = e["durable_commit"] - int(e.get("log_end", -1))
+        around = ", ".join(faults_around(history, t_ns or 0)) or "none"
+        out.append({"rule": "8 committed entries lost from disk", "node": node, "tablet": e.get("tablet"),
+                    "log_end": e.get("log_end"), "durable_commit": e["durable_commit"], "at_ns": t_ns,
+                    "explanation": f"Node {node} restarted at {_secs(t_ns)} with tablet {e.get('tablet')}'s log "
+                    f"ending at offset {e.get('log_end')}, below the commit index {e['durable_commit']} it had "
+                    f"checkpointed: {lost} committed entr{'y' if lost == 1 else 'ies'} it had counted as fsynced "
+                    f"vanished from its disk (faults around: {around})."})
+    return out
+
+
 RULES = (acknowledged_writes_survive, epochs_never_go_down, one_leader_per_epoch, replicas_agree_below_commit,
-         wiped_nodes_change_identity, deleted_keys_stay_deleted)
+         wiped_nodes_change_identity, deleted_keys_stay_deleted, committed_entries_stay_on_disk)

@@ -30,9 +30,9 @@ def test_correct_system_survives_power_losses(run_test: Callable[..., RunOutcome
 
 
 BUG_SEEDS = (1, 2)
-"""Seeds tried in turn until one catches the bug. The matrix measures at least 9 of 10 seeds for each
-fsync bug, not 10 of 10: whether a power loss of a majority comes before one of every node (which
-leaves every replica damaged, so nothing is served and nothing is seen lost) depends on timing."""
+"""Seeds tried in turn until one catches the bug. A power loss that leaves every replica damaged serves
+nothing, so no client sees a write lost; amnesia rule 8 still sees each node's log end below the
+commit index it checkpointed. A second seed is a margin, not an expected miss."""
 
 
 @pytest.mark.parametrize("bug", ["ack-before-fsync", "metadata-no-fsync"])
@@ -45,7 +45,7 @@ def test_fsync_bugs_are_caught(run_test: Callable[..., RunOutcome], bug: str) ->
             continue
         amnesia = outcome.results["checkers"]["amnesia"]
         assert amnesia["valid"] is False
-        wanted = "1 " if bug == "ack-before-fsync" else "2 epoch went down"
+        wanted = ("1 ", "8 ") if bug == "ack-before-fsync" else ("2 epoch went down",)
         assert any(v["rule"].startswith(wanted) for v in amnesia["violations"]), amnesia["by_rule"]
         return
     pytest.fail(f"{bug} not caught in any of seeds {BUG_SEEDS}: {'; '.join(missed)}")

@@ -76,3 +76,40 @@ def test_a_copying_replica_that_a_copy_replaced_writes_nothing(tmp_path: Path) -
         return err.code, r.epoch, _disk_epoch(r)
 
     assert asyncio.run(scenario()) == ("tablet_replaced", 2, 2)
+
+
+def test_the_checkpoint_never_claims_a_commit_above_the_fsynced_log(tmp_path: Path) -> None:
+    """A leader may commit an entry on two followers' acknowledgements before its own fsync ends; its
+    checkpoint then claims only what it holds durably, so a power loss leaves it serving, not damaged.
+    Entries that were fsynced and then vanished are reported, with the offsets rule 8 reads."""
+    d = tmp_path / "tablets" / "0"
+    events = EventLog(str(tmp_path / "events.jsonl"), "n1")
+
+    async def go() -> None:
+        r = TabletReplica.create(0, str(d), "n1", events)
+        r.append_local([{"e": 1, "o": 0, "v": {"op": "put", "key": "k", "value": 1}}])
+        await r.wait_durable(0)
+        # Offset 1 is in memory only, as between its append and its fsync, and yet committed.
+        r.log.append({"e": 1, "o": 1, "v": {"op": "put", "key": "k", "value": 2}})
+        r.advance_commit(1)
+        assert r.commit == 1 and r.durable == 0
+        await r.persist()
+        assert (statefile.read_json(str(d / "state.json")) or {})["commit"] == 0
+        assert r.wal is not None
+        r.wal.close()
+
+    try:
+        asyncio.run(go())
+        # A power loss now: the WAL holds offset 0, the checkpoint says 0, and the replica serves it.
+        back = TabletReplica.load(0, str(d), "n1", events)
+        assert back.status != "damaged" and back.commit == 0 and back.kv.data == {"k": 1}
+        assert back.wal is not None
+        back.wal.close()
+        # Fsynced, committed entries that vanish anyway (an fsync that did not sync) are found on load.
+        (d / "wal").write_bytes(b"")
+        lost = TabletReplica.load(0, str(d), "n1", events)
+        assert lost.status == "damaged"
+    finally:
+        events.close()
+    damaged = [e for e in read_events(str(tmp_path / "events.jsonl")) if e["event"] == "tablet_damaged"]
+    assert [(e["log_end"], e["durable_commit"]) for e in damaged] == [(-1, 0)]

@@ -12,6 +12,7 @@ from checkers.amnesia import AmnesiaChecker
 from checkers.amnesia.evidence import Evidence, load_evidence
 from checkers.amnesia.rules import (
     acknowledged_writes_survive,
+    committed_entries_stay_on_disk,
     deleted_keys_stay_deleted,
     epochs_never_go_down,
     one_leader_per_epoch,
@@ -190,6 +191,70 @@ def test_rule5_broken_when_the_wiped_node_answers_under_its_old_uuid() -> None:
     e = Evidence(events=[ev("n2", "node_started", 105.0, uuid="old")], dumps={"n2": dump("old", {})},
                  wipes=[(2_000_000_000, "n2", "old")], start_wall_s=100.0)
     assert [v["rule"] for v in wiped_nodes_change_identity(WIPE, e)] == ["5 wiped node kept its identity"]
+
+
+# Rule 8 --------------------------------------------------------------------------------------------------
+
+POWER_LOSS = [Op(0, 1_000_000_000, NEMESIS, OpType.INVOKE, "start-lose-unsynced"),
+              Op(1, 1_100_000_000, NEMESIS, OpType.INFO, "start-lose-unsynced", value={"nodes": ["n1", "n3"]})]
+CORRUPT = [Op(0, 1_000_000_000, NEMESIS, OpType.INVOKE, "start-corrupt"),
+           Op(1, 1_100_000_000, NEMESIS, OpType.INFO, "start-corrupt", value={"node": "n1", "kind": "truncate"})]
+
+
+def damaged(node: str, ts: float, tablet: int = 1, log_end: int = -1, commit: int = 54) -> dict[str, Any]:
+    """A node's tablet_damaged line as a restart after losing committed entries writes it."""
+    return ev(node, "tablet_damaged", ts, tablet=tablet, log_end=log_end, durable_commit=commit,
+              reason=f"log ends at offset {log_end}, below the durable commit index {commit}")
+
+
+def test_rule8_broken_once_per_replica_when_a_power_loss_takes_committed_entries() -> None:
+    e = Evidence(events=[damaged("n1", 102.0), damaged("n1", 103.0), damaged("n3", 102.0, log_end=50)],
+                 start_wall_s=100.0)
+    found = committed_entries_stay_on_disk(POWER_LOSS, e)
+    assert [(v["node"], v["tablet"], v["durable_commit"] - v["log_end"]) for v in found] == [("n1", 1, 55),
+                                                                                              ("n3", 1, 4)]
+    assert found[0]["at_ns"] == 2_000_000_000
+    assert "55 committed entries it had counted as fsynced vanished" in found[0]["explanation"]
+    assert "start-lose-unsynced at 1.100 s" in found[0]["explanation"]
+
+
+def test_rule8_excuses_files_the_nemesis_damaged_and_damage_without_offsets() -> None:
+    wal_damage = ev("n2", "tablet_damaged", 102.0, tablet=0, reason="wal: bad checksum at offset 3")
+    e = Evidence(events=[damaged("n1", 102.0), wal_damage], start_wall_s=100.0)
+    assert committed_entries_stay_on_disk(CORRUPT, e) == []
+    # Damage before the nemesis touched the node is not excused.
+    early = Evidence(events=[damaged("n1", 100.5)], start_wall_s=100.0)
+    assert [v["node"] for v in committed_entries_stay_on_disk(CORRUPT, early)] == ["n1"]
+
+
+# n1's own lines from a lose-unsynced run under ack-before-fsync (seed 5): a power loss of n1 and n3 at
+# 2.17 s; n1 came back with empty logs below the commit indexes it had checkpointed, on every tablet.
+POWER_LOSS_RUN_START = 1795539248.943426
+POWER_LOSS_N1 = [
+    {"ts": 1795539249.153991, "node": "n1", "event": "node_started", "uuid": "204b275f-5911-4283-81c6-cb7785325ede",
+     "member": "n1", "pid": 7622, "bugs": ["ack-before-fsync"]},
+    {"ts": 1795539251.173514, "node": "n1", "event": "node_started", "uuid": "204b275f-5911-4283-81c6-cb7785325ede",
+     "member": "n1", "pid": 7681, "bugs": ["ack-before-fsync"]},
+    {"ts": 1795539251.176577, "node": "n1", "event": "tablet_damaged", "tablet": 0,
+     "reason": "log ends at offset -1, below the durable commit index 0", "log_end": -1, "durable_commit": 0},
+    {"ts": 1795539251.179576, "node": "n1", "event": "tablet_damaged", "tablet": 1,
+     "reason": "log ends at offset -1, below the durable commit index 43", "log_end": -1, "durable_commit": 43},
+]
+POWER_LOSS_SEED5 = [Op(445, 2_100_000_000, NEMESIS, OpType.INVOKE, "start-lose-unsynced"),
+                    Op(446, 2_174_877_873, NEMESIS, OpType.INFO, "start-lose-unsynced",
+                       value={"target": "majority", "nodes": ["n1", "n3"]})]
+
+
+def test_rule8_on_a_real_power_loss_under_ack_before_fsync(tmp_path: Path) -> None:
+    run = one_node_run(tmp_path, POWER_LOSS_N1, POWER_LOSS_RUN_START)
+    found = committed_entries_stay_on_disk(POWER_LOSS_SEED5, load_evidence(run, POWER_LOSS_SEED5))
+    assert [(v["tablet"], v["durable_commit"] - v["log_end"]) for v in found] == [(0, 1), (1, 44)]
+    assert round(found[0]["at_ns"] / 1e9, 2) == 2.23
+    # The same restart, had its logs held what it checkpointed, is a load, not a loss.
+    kept = [e for e in POWER_LOSS_N1 if e["event"] != "tablet_damaged"]
+    assert committed_entries_stay_on_disk(POWER_LOSS_SEED5, load_evidence(one_node_run(tmp_path / "kept", kept,
+                                                                                         POWER_LOSS_RUN_START),
+                                                                            POWER_LOSS_SEED5)) == []
 
 
 # Rule 7 --------------------------------------------------------------------------------------------------
