@@ -2,8 +2,11 @@
 
 Every ``HEARTBEAT_S`` it reloads the master's member records (``members/``: each node UUID ever
 accepted, under its member id) and placements (``placement/``: up sets), and sends ``hello`` to every
-member that has not left. A member is down when it has not answered, with its own UUID, for
-``FAIL_AFTER_S``. For each tablet, from the metadata record:
+member that has not left. A member is down when it had not answered, with its own UUID, for
+``FAIL_AFTER_S`` when the last heartbeat round began: its silence counts only while the operator was
+asking, so a round slowed by unreachable nodes never makes the nodes that answered it look dead. Each
+``hello`` gives up after ``HELLO_TIMEOUT_S``, the wait for its connection included (a call to a cut-off
+node may hold that connection's connect for seconds). For each tablet, from the metadata record:
 - ``new``: run the first election (which creates the replicas);
 - ``election`` or a reconfiguration left unchanged for the stall timeout: another operator died
   mid-way (or is very slow); run an election, which resolves either;
@@ -31,6 +34,7 @@ from system.wire import RpcError, RpcPool, RpcServer
 
 HEARTBEAT_S = 0.25
 FAIL_AFTER_S = 1.5
+HELLO_TIMEOUT_S = 1.0
 LAGGING_GRACE_S = 1.0
 NEW_TABLET_WAIT_S = 5.0
 
@@ -59,6 +63,7 @@ class Operator:
         self.pool = RpcPool(source)  # calls leave from the operator's own address, so partitions can cut them
         self.uuids: dict[str, str] = {}
         self.started = time.monotonic()
+        self.round_started = self.started  # when the last completed heartbeat round began
         self.last_ok: dict[str, float] = {}
         self.info: dict[str, tuple[float, dict[str, Any]]] = {}
         self.shards: dict[int, tuple[dict[str, Any], int]] = {}
@@ -121,11 +126,13 @@ class Operator:
         return await self.pool.call(a["host"], a["port"], method, a["uuid"], params, timeout=timeout)
 
     def alive(self, node: str) -> bool:
-        """Did the node answer a heartbeat, with its registered UUID, within FAIL_AFTER_S?"""
+        """Had the node answered a heartbeat, with its registered UUID, within FAIL_AFTER_S of the start of
+        the last completed heartbeat round? (A node that answered that round is alive however long the
+        round took.)"""
         if (self.members.get(node) or {}).get("state") == "left":
             return False
         last = self.last_ok.get(node, self.started)
-        return time.monotonic() - last < FAIL_AFTER_S
+        return self.round_started - last < FAIL_AFTER_S
 
     # --- bootstrap and heartbeats -----------------------------------------------------------------------
 
@@ -156,7 +163,8 @@ class Operator:
     async def _hello(self, node: str) -> None:
         host, port = self.node_addrs[node]
         try:
-            reply = await self.pool.call(host, port, "hello", None, {}, timeout=1.0)
+            reply = await asyncio.wait_for(self.pool.call(host, port, "hello", None, {}, timeout=HELLO_TIMEOUT_S),
+                                           HELLO_TIMEOUT_S)
         except Exception:
             return
         if reply["uuid"] != self.uuids.get(node):
@@ -167,7 +175,9 @@ class Operator:
 
     async def heartbeat(self) -> None:
         """One round of ``hello`` to every member that has joined and not left."""
+        started = time.monotonic()
         await asyncio.gather(*(self._hello(n) for n in self.node_ids() if n in self.uuids))
+        self.round_started = started
 
     def fresh(self, node: str, tablet: int, since: float) -> dict[str, Any] | None:
         """The node's report on ``tablet`` if it was heard after ``since``."""

@@ -1,4 +1,5 @@
-"""A three-node, one-tablet cluster on the local backend with a system client, for partition tests."""
+"""A small cluster (three nodes, one tablet unless asked) on the local backend with a system client, for
+partition tests."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ from system.client import Client
 
 
 @asynccontextmanager
-async def local_cluster(tmp_path: Path, client_timeout: float) -> AsyncIterator[tuple[LocalBackend, Client]]:
+async def local_cluster(tmp_path: Path, client_timeout: float, nodes: int = 3,
+                        tablets: int = 1) -> AsyncIterator[tuple[LocalBackend, Client]]:
     """Yield the running backend and a client; tear both down, then check no iptables chain is left."""
     backend = LocalBackend()
     chains_before = leftover_chains()
-    await backend.setup(TestConfig(nodes=3, tablets=1), tmp_path)
+    await backend.setup(TestConfig(nodes=nodes, tablets=tablets), tmp_path)
     client = Client(backend.cluster_info()["operators"], timeout=client_timeout)
     try:
         yield backend, client
