@@ -91,11 +91,12 @@ RECIPES: dict[str, Recipe] = {
                                     "a replica is removed while the follower that stays is cut off and "
                                     "behind; applying the contract at once leaves committed entries on the "
                                     "leader alone, which the redundancy checker reads from the leader's log"),
-    "stale-leader-reads": Recipe("register", ("partition",), 40, 6.0,
+    "stale-leader-reads": Recipe("register", ("partition",), 60, 6.0,
                                  "the leader is cut off from its followers and the operator but not from "
                                  "clients; the clients whose home it is keep reading from it after the "
                                  "new leader took writes, and the linearizability checker finds the stale "
-                                 "reads (windows of 3-9 s: the election and a client timeout must fit)",
+                                 "reads (windows of 3-9 s: the election and a client timeout must fit; "
+                                 "60 s holds three or four)",
                                  targets={"partition": ("leader-alone",)}),
     "gap-ack": Recipe("register", ("lossy-link",), 40, 5.0,
                       "a leader's link to one follower loses single batches while its other follower is cut "
