@@ -174,6 +174,12 @@ def _expire(fut: asyncio.Future[Any]) -> None:
         fut.set_exception(TimeoutError())
 
 
+def _retrieve(attempt: asyncio.Task[None]) -> None:
+    # A connect attempt whose callers all gave up still ends; reading its outcome keeps asyncio quiet.
+    if not attempt.cancelled():
+        attempt.exception()
+
+
 class _ClientProtocol(asyncio.Protocol):
     def __init__(self, conn: RpcConnection) -> None:
         self.conn = conn
@@ -215,27 +221,52 @@ class RpcConnection:
         self._transport: asyncio.Transport | None = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._next_id = 0
-        self._connecting = asyncio.Lock()
+        self._attempt: asyncio.Task[None] | None = None
 
     @property
     def connected(self) -> bool:
         """True while the connection is open."""
         return self._transport is not None and not self._transport.is_closing()
 
-    async def _connect(self, timeout: float) -> None:
-        async with self._connecting:
-            if self.connected:
+    async def _open(self, timeout: float) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            local = (self.source, 0) if self.source else None
+            transport, _ = await asyncio.wait_for(
+                loop.create_connection(lambda: _ClientProtocol(self), self.host, self.port, local_addr=local),
+                timeout)
+        except (TimeoutError, OSError) as e:
+            raise Unreachable(f"{self.host}:{self.port}: {e or type(e).__name__}") from e
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+
+    async def _connect(self, deadline: float) -> None:
+        """Open the connection by ``deadline`` (loop time), sharing one connect attempt among callers.
+
+        A caller waits for an attempt already under way only until its own deadline, and the wait never
+        cancels that attempt (so no caller queues behind another's longer timeout). If another caller's
+        attempt failed, this one tries again while it has time left.
+        """
+        loop = asyncio.get_running_loop()
+        while not self.connected:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise Unreachable(f"{self.host}:{self.port}: no connection by the call's deadline")
+            attempt, mine = self._attempt, False
+            if attempt is None or attempt.done():
+                attempt = self._attempt = loop.create_task(self._open(left))
+                attempt.add_done_callback(_retrieve)
+                mine = True
+            done, _ = await asyncio.wait({attempt}, timeout=left)
+            if not done:
+                raise Unreachable(f"{self.host}:{self.port}: still connecting at the call's deadline")
+            if attempt.cancelled():
+                raise Unreachable(f"{self.host}:{self.port}: connection closed while connecting")
+            error = attempt.exception()
+            if mine:
+                if error is not None:
+                    raise error
                 return
-            loop = asyncio.get_running_loop()
-            try:
-                local = (self.source, 0) if self.source else None
-                transport, _ = await asyncio.wait_for(
-                    loop.create_connection(lambda: _ClientProtocol(self), self.host, self.port, local_addr=local),
-                    timeout)
-            except (TimeoutError, OSError) as e:
-                raise Unreachable(f"{self.host}:{self.port}: {e or type(e).__name__}") from e
-            assert isinstance(transport, asyncio.Transport)
-            self._transport = transport
 
     def _lost(self, transport: asyncio.Transport | None) -> None:
         if transport is not None and transport is not self._transport:
@@ -247,20 +278,24 @@ class RpcConnection:
                 fut.set_exception(ConnectionLost(f"{self.host}:{self.port}: connection lost"))
 
     async def call(self, method: str, to: str | None, params: dict[str, Any], timeout: float = 5.0) -> Any:
-        """Send one request and return its result; raise RpcError, Unreachable, ConnectionLost or TimeoutError."""
+        """Send one request and return its result; raise RpcError, Unreachable, ConnectionLost or TimeoutError.
+
+        ``timeout`` bounds the whole call: waiting for the connection, opening it, and the reply.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
         if not self.connected:
-            await self._connect(timeout)
+            await self._connect(deadline)
         transport = self._transport
         if transport is None or transport.is_closing():
             raise Unreachable(f"{self.host}:{self.port}: connection closed before sending")
         self._next_id += 1
         rid = self._next_id
-        loop = asyncio.get_running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
         self._pending[rid] = fut
         transport.write(encode({"id": rid, "method": method, "to": to, "params": params}))
         # A plain timer is much cheaper than asyncio.wait_for on this hot path.
-        timer = loop.call_later(timeout, _expire, fut)
+        timer = loop.call_at(deadline, _expire, fut)
         try:
             reply = await fut
         finally:
@@ -272,7 +307,10 @@ class RpcConnection:
         raise RpcError(str(reply.get("error")), str(reply.get("message", "")), **extra)
 
     async def close(self) -> None:
-        """Close the connection; pending calls fail with ConnectionLost."""
+        """Close the connection; pending calls fail with ConnectionLost, waiting connects with Unreachable."""
+        attempt, self._attempt = self._attempt, None
+        if attempt is not None:
+            attempt.cancel()
         t = self._transport
         if t is not None:
             t.close()

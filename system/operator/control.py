@@ -5,8 +5,9 @@ accepted, under its member id) and placements (``placement/``: up sets), and sen
 member that has not left. A member is down when it had not answered, with its own UUID, for
 ``FAIL_AFTER_S`` when the last heartbeat round began: its silence counts only while the operator was
 asking, so a round slowed by unreachable nodes never makes the nodes that answered it look dead. Each
-``hello`` gives up after ``HELLO_TIMEOUT_S``, the wait for its connection included (a call to a cut-off
-node may hold that connection's connect for seconds). For each tablet, from the metadata record:
+``hello`` gives up after ``HELLO_TIMEOUT_S``, the wait for its connection included (an election's call
+to a cut-off node may be connecting for seconds; see :meth:`.RpcConnection.call`). For each tablet,
+from the metadata record:
 - ``new``: run the first election (which creates the replicas);
 - ``election`` or a reconfiguration left unchanged for the stall timeout: another operator died
   mid-way (or is very slow); run an election, which resolves either;
@@ -163,8 +164,7 @@ class Operator:
     async def _hello(self, node: str) -> None:
         host, port = self.node_addrs[node]
         try:
-            reply = await asyncio.wait_for(self.pool.call(host, port, "hello", None, {}, timeout=HELLO_TIMEOUT_S),
-                                           HELLO_TIMEOUT_S)
+            reply = await self.pool.call(host, port, "hello", None, {}, timeout=HELLO_TIMEOUT_S)
         except Exception:
             return
         if reply["uuid"] != self.uuids.get(node):
