@@ -262,10 +262,8 @@ class RpcConnection:
                 raise Unreachable(f"{self.host}:{self.port}: still connecting at the call's deadline")
             if attempt.cancelled():
                 raise Unreachable(f"{self.host}:{self.port}: connection closed while connecting")
-            error = attempt.exception()
             if mine:
-                if error is not None:
-                    raise error
+                attempt.result()  # raises the attempt's Unreachable if it failed
                 return
 
     def _lost(self, transport: asyncio.Transport | None) -> None:

@@ -66,6 +66,15 @@ def stalled_peer() -> Iterator[StalledPeer]:
             s.close()
 
 
+async def outcome_of(call: asyncio.Task[object]) -> type[BaseException] | None:
+    """The type of exception ``call`` ended with, or None if it returned."""
+    try:
+        await call
+    except Exception as e:
+        return type(e)
+    return None
+
+
 def test_a_short_call_does_not_queue_behind_a_longer_calls_connect() -> None:
     async def scenario(port: int) -> tuple[bool, type[BaseException] | None]:
         conn = RpcConnection("127.0.0.1", port)
@@ -75,11 +84,7 @@ def test_a_short_call_does_not_queue_behind_a_longer_calls_connect() -> None:
             await conn.call("hello", None, {}, timeout=0.3)
         long_still_waiting = not long_call.done()
         await conn.close()
-        try:
-            await long_call
-        except Exception as e:  # the type is the result
-            return long_still_waiting, type(e)
-        return long_still_waiting, None
+        return long_still_waiting, await outcome_of(long_call)
 
     with stalled_peer() as peer:
         long_still_waiting, long_outcome = asyncio.run(scenario(peer.port))
@@ -96,12 +101,7 @@ def test_the_reply_timer_counts_from_the_start_of_the_call() -> None:
         call = asyncio.create_task(conn.call("hello", None, {}, timeout=timeout))
         await asyncio.sleep(0.2)
         peer.admit.set()  # the SYN retransmitted after about 1 s now finds room
-        try:
-            await call
-        except Exception as e:  # the type is the result
-            outcome: type[BaseException] | None = type(e)
-        else:
-            outcome = None
+        outcome = await outcome_of(call)
         ended = time.monotonic()
         await conn.close()
         return ended - started, outcome
