@@ -1,7 +1,7 @@
 """The availability checker: what fraction of calls succeeded during each kind of fault, and outside faults.
 
 A call counts toward a fault kind when it was invoked inside one of that kind's windows (see
-:mod:`reports.faults`). The checker also finds the longest stretch with no successful completion.
+:mod:`harness.history.faults`). The checker also finds the longest stretch with no successful completion.
 It judges nothing unless given a floor: with ``min_ok_fraction``, a fault kind whose ok fraction falls
 below it makes the result invalid (for systems that promise to stay available).
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from checkers.api import CheckContext
+from harness.checker import CheckContext
+from harness.history.faults import fault_windows
 from harness.history.op import Call, Op, OpType
 from harness.history.pairing import pair_calls
-from reports.faults import fault_windows
 
 NO_FAULT = "none"
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from checkers.amnesia.evidence import load_evidence, trace_verdict
-from checkers.api import CheckContext
+from harness.checker import CheckContext
 from harness.history.op import Op
 
 

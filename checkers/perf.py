@@ -1,23 +1,21 @@
-"""The perf checker: latency and throughput, as numbers and as plots with fault windows shaded.
+"""The perf checker: latency quantiles per function and outcome, and mean throughput, as numbers.
 
-Numbers: latency quantiles per function and outcome, and mean throughput. Plots (PNG, written under
-``<run>/perf/`` when the check has a run folder): raw latency, latency quantiles over time, and
-throughput over time. It judges nothing (``valid`` is always True).
+It judges nothing (``valid`` is always True). Checkers judge and reports draw: the plots of the same
+history (raw latency, latency quantiles and throughput over time, faults shaded) are the report's
+perf view, :mod:`reports.perf_view`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from checkers.api import CheckContext
+from harness.checker import CheckContext
 from harness.history.op import Call, Op
 from harness.history.pairing import pair_calls
 
 QUANTILES = (0.5, 0.95, 0.99, 1.0)
-PLOT_DIR = "perf"
 
 
 def quantile(sorted_values: Sequence[float], q: float) -> float:
@@ -57,19 +55,12 @@ def latency_summary(calls: Sequence[Call]) -> dict[str, dict[str, dict[str, floa
 
 
 class PerfChecker:
-    """Latency quantiles and throughput, plus three plots when the run has a folder.
-
-    Args:
-        plots: draw the PNGs (matplotlib is imported only then).
-    """
+    """Latency quantiles and throughput."""
 
     name = "perf"
 
-    def __init__(self, *, plots: bool = True) -> None:
-        self.plots = plots
-
     def check(self, history: Sequence[Op], ctx: CheckContext) -> dict[str, Any]:
-        """Summarise latency and throughput; draw the plots under ``<run>/perf/``."""
+        """Summarise latency and throughput."""
         calls = completed_calls(history)
         times = [op.time for op in history]
         duration_s = (max(times) - min(times)) / 1e9 if times else 0.0
@@ -84,11 +75,4 @@ class PerfChecker:
             "throughput_ok_per_s": round(ok / duration_s, 2) if duration_s > 0 else None,
             "latency_ms": latency_summary(calls),
         }
-        if self.plots and ctx.run_dir is not None and calls:
-            from reports.faults import fault_windows
-            from reports.plots import draw_perf_plots
-
-            out_dir = Path(ctx.run_dir) / PLOT_DIR
-            written = draw_perf_plots(calls, fault_windows(history), out_dir, title=str(ctx.test.get("name", "")))
-            result["plots"] = [p.relative_to(ctx.run_dir).as_posix() for p in written]
         return result

@@ -1,7 +1,7 @@
 """The detection matrix: every bug's recommended test over several seeds, with the bug and without it.
 
 Each run lands in the run store as part of one campaign (``results.json`` names the campaign, the case,
-and, for an invalid run, which checkers caught it and when: see :mod:`checkers.detection`). The
+and, for an invalid run, which checkers caught it and when: see :mod:`harness.detection`). The
 campaign page of the store's index renders the detection table from those runs, so a matrix can be
 re-rendered, or extended by another seed, at any time.
 

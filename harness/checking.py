@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from checkers.api import CheckContext, Checker, run_checkers
+from harness.checker import CheckContext, Checker, run_checkers
 from harness.history.op import Op
 from harness.protocols import Workload
 from harness.store import RunDir
@@ -16,7 +16,6 @@ STANDARD_CHECKERS = (
     "checkers.stats:StatsChecker",
     "checkers.exceptions:ExceptionsChecker",
     "checkers.perf:PerfChecker",
-    "checkers.timeline:TimelineChecker",
     "checkers.availability:AvailabilityChecker",
     "checkers.log_pattern:LogPatternChecker",
     "checkers.amnesia:AmnesiaChecker",
@@ -51,7 +50,7 @@ def check_run(run: RunDir, workload: Workload, history: Sequence[Op], test: dict
     ctx = CheckContext(test=test, run_dir=run.path)
     results = run_checkers([*workload.checkers(), *standard_checkers()], history, ctx)
     if results["valid"] is False:
-        from checkers.detection import detection
+        from harness.detection import detection
 
         results["detection"] = detection(results["checkers"], history)
     extra = test.get("extra") or {}

@@ -2,7 +2,7 @@
 
 Adding a backend, workload or fault means writing a new class that satisfies one of these, in a new
 file; the runtime never changes. Each method's docstring is its whole contract. (Checker lives in
-:mod:`checkers.api`, Model in :mod:`checkers.models`.)
+:mod:`harness.checker`, Model in :mod:`checkers.models`.)
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from checkers.api import Checker
+from harness.checker import Checker
 from harness.config import TestConfig
 
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.history.faults import FaultWindow
 from harness.history.op import Call
-from reports.faults import FaultWindow
 from reports.shading import fault_style
 
 if TYPE_CHECKING:

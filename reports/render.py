@@ -1,9 +1,10 @@
 """Render a run folder's ``report.html``: verdict banner, config, checker results, plots, timeline, files.
 
 The report is rebuilt from the stored files alone, so ``fencepost report`` can render any run again,
-including one an earlier Fencepost wrote. When the stored results carry no perf plots or timeline (an
-older run, or one never checked) and the history is readable, the report draws them itself; they are
-views, so the stored verdict is never changed.
+including one an earlier Fencepost wrote. Checkers judge and reports draw: when the stored results carry
+no perf plots or timeline (every run since checkers stopped drawing, an older run, or one never
+checked) and the history is readable, the report draws them itself; they are views, so the stored
+verdict is never changed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checkers.api import CheckContext
 from reports.cards import Card, make_card, make_cards
 from reports.run_view import RunView, load_run
 from reports.templating import environment
@@ -62,20 +62,19 @@ def draw_views(view: RunView, cards: list[Card]) -> list[Card]:
     """Draw the perf plots and timeline that the stored results lack, if the history can be read."""
     if view.history is None:
         return []
-    from checkers.perf import PerfChecker
-    from checkers.timeline import TimelineChecker
+    from reports.perf_view import PerfView
+    from reports.timeline_view import TimelineView
 
     drawn: list[Card] = []
-    ctx = CheckContext(test=view.config, run_dir=view.path)
-    for checker in (PerfChecker(), TimelineChecker()):
-        if _has_view(cards, checker.name):
+    for drawer in (PerfView(), TimelineView()):
+        if _has_view(cards, drawer.name):
             continue
         try:
-            result = checker.check(view.history, ctx)
+            result = drawer.draw(view.history, view.config, view.path)
         except Exception as e:
-            view.notes.append(f"the report could not draw the {checker.name} view: {type(e).__name__}: {e}")
+            view.notes.append(f"the report could not draw the {drawer.name} view: {type(e).__name__}: {e}")
             continue
-        drawn.append(make_card(checker.name, result, view.path))
+        drawn.append(make_card(drawer.name, result, view.path))
     return drawn
 
 

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.history.faults import fault_windows
 from harness.history.op import NEMESIS, Call, Op
 from harness.history.pairing import pair_calls
-from reports.faults import fault_windows
 from reports.shading import fault_style
 from reports.templating import environment
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from checkers.api import Checker
 from checkers.bank import BankChecker
+from harness.checker import Checker
 from harness.config import TestConfig
 from harness.protocols import Client, Invocation, OpSource, Outcome
 from workloads.reference_client import ReferenceClient

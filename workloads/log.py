@@ -9,8 +9,8 @@ from __future__ import annotations
 import itertools
 import random
 
-from checkers.api import Checker
 from checkers.log_order import LogOrderChecker
+from harness.checker import Checker
 from harness.config import TestConfig
 from harness.generator import weighted_choice
 from harness.protocols import Client, Invocation, OpSource

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from checkers.api import Checker
+from harness.checker import Checker
 from harness.config import TestConfig
 from harness.generator import IndependentKeys, weighted_choice
 from harness.protocols import Client, Invocation, OpSource

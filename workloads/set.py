@@ -9,8 +9,8 @@ from __future__ import annotations
 import itertools
 import random
 
-from checkers.api import Checker
 from checkers.set_full import SetFullChecker
+from harness.checker import Checker
 from harness.config import TestConfig
 from harness.protocols import Client, Invocation, OpSource, Outcome
 from workloads.reference_client import ReferenceClient

@@ -22,7 +22,7 @@ from typing import Any
 
 from checkers.amnesia.evidence import load_evidence
 from checkers.amnesia.rules import RULES
-from checkers.api import UNKNOWN, CheckContext
+from harness.checker import UNKNOWN, CheckContext
 from harness.history.op import Op
 
 __all__ = ["AmnesiaChecker"]

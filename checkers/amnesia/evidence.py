@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checkers.api import UNKNOWN
+from harness.checker import UNKNOWN
 from harness.history.op import NEMESIS, Op, OpType
 
 

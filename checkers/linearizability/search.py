@@ -35,10 +35,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from checkers.linearizability.memory import rss_bytes
 from checkers.models.base import UNKNOWN, Entry, ModelBase
 
 CHECK_EVERY = 4096
-"""Steps between looks at the clock."""
+"""Steps between looks at the clock and at the process's memory (a power of two)."""
+_CHECK_MASK = CHECK_EVERY - 1
 
 _NONE: Any = object()
 """Block-start marker: the last op linearized had a known outcome."""
@@ -51,6 +53,8 @@ class Search:
         valid: True, False, or None while undecided.
         nodes: steps tried so far (a measure of work).
         best: entry indices of the longest linearizable prefix seen, in linearization order.
+        stopped: why the last :meth:`run` stopped undecided: ``time`` (past the deadline),
+            ``memory`` (the process held more than ``max_rss``), or None (the step budget, or decided).
     """
 
     def __init__(self, entries: list[Entry], model: ModelBase, init: Any, *, guided: bool = True) -> None:
@@ -124,11 +128,17 @@ class Search:
         self.nodes = 0
         self.node = self.nxt[0]
         self.valid: bool | None = None if self.remaining else True
+        self.stopped: str | None = None
 
-    def run(self, max_nodes: int | None = None, deadline: float | None = None) -> bool | None:
-        """Search on for at most ``max_nodes`` steps or until ``deadline``; the verdict, or None."""
+    def run(self, max_nodes: int | None = None, deadline: float | None = None,
+            max_rss: int | None = None) -> bool | None:
+        """Search on for at most ``max_nodes`` steps, until ``deadline``, or until the process holds
+        more than ``max_rss`` bytes (both looked at every :data:`CHECK_EVERY` steps); the verdict, or
+        None (:attr:`stopped` says why)."""
         if self.valid is not None:
             return self.valid
+        self.stopped = None
+        watch = deadline is not None or max_rss is not None
         step, nxt, prv, is_call, op_of, match = self.step, self.nxt, self.prv, self.is_call, self.op_of, self.match
         inputs, outputs, info, bit, cache = self.inputs, self.outputs, self.info, self.bit, self.cache
         before, overwrites, lazy, reads = self.before, self.overwrites, self.lazy, self.reads
@@ -142,10 +152,17 @@ class Search:
             if is_call[node]:
                 i = op_of[node]
                 nodes += 1
-                if nodes == limit or (deadline is not None and not nodes % CHECK_EVERY
-                                      and time.monotonic() > deadline):
+                if nodes == limit:
                     nodes -= 1
                     break
+                if watch and not nodes & _CHECK_MASK:
+                    if deadline is not None and time.monotonic() > deadline:
+                        self.stopped = "time"
+                    elif max_rss is not None and rss_bytes() > max_rss:
+                        self.stopped = "memory"
+                    if self.stopped is not None:
+                        nodes -= 1
+                        break
                 ok, new_state = step(state, inputs[i], outputs[i])
                 if ok:
                     if info[i]:

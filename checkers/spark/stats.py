@@ -2,7 +2,7 @@
 
 Calls are paired with a window over each process ordered by index (an invocation's completion is the
 process's next op), as :func:`harness.history.pairing.pair_calls` pairs them in a valid history.
-Fault windows come from the nemesis's ops with :func:`reports.faults.fault_windows` (they are few,
+Fault windows come from the nemesis's ops with :func:`harness.history.faults.fault_windows` (they are few,
 so the driver reads them) and are joined to the calls by invocation time. Quantiles are Spark's
 ``percentile_approx`` (relative error about 1/10,000); counts and maxima are exact. Latencies are in
 milliseconds, throughput in completed calls per second.
@@ -54,8 +54,8 @@ def history_stats(spark: Any, path: str) -> dict[str, Any]:
     """
     from pyspark.sql import functions as F
 
+    from harness.history.faults import fault_windows
     from harness.history.parquet import _row_to_op
-    from reports.faults import fault_windows
 
     df = read_history(spark, path)
     calls = _calls(df).cache()

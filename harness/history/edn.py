@@ -1,5 +1,10 @@
 """Jepsen EDN histories: a ``[...]`` or ``(...)`` of op maps, or one map per line; ``;`` comments allowed.
 
+An op may be a tagged record, as Jepsen 0.3 prints its ops (``#jepsen.history.Op{:index 0, ...}``);
+``jepsen.independent`` tuples become keys (:mod:`harness.history.independent`). Keywords and sets are
+remembered (:mod:`harness.history.edn_values`), so that writing a history back gives the EDN Jepsen
+wrote: keywords, tuples, ``:index``, ``:time`` and ``:process :nemesis``.
+
 Parsing uses the ``edn-format`` library. To report problems by line, the file is first split into its
 top-level maps by a small scanner that tracks strings, comments and nesting; each map is then parsed
 on its own, so one bad map does not hide the rest.
@@ -7,13 +12,18 @@ on its own, so one bad map does not hide the rest.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from harness.history.edn_values import Keyword, allow_tags, plain, to_edn
 from harness.history.errors import Problem
-from harness.history.op import Op
+from harness.history.independent import KEY_NIL, TUPLES, edn_mode, split_tuples
+from harness.history.op import NEMESIS, Op
 from harness.history.records import RecordError, op_from_record
+
+__all__ = ["op_to_edn", "plain", "read_edn", "write_edn"]
 
 
 def _split_forms(text: str) -> Iterator[tuple[int, str | None, str]]:
@@ -54,6 +64,17 @@ def _split_forms(text: str) -> Iterator[tuple[int, str | None, str]]:
         elif c == "\\":
             i += 2
             continue
+        elif c == "#" and len(stack) == op_level and wrapper_state != "closed":
+            m = _RECORD_TAG.match(text, i)
+            if m is None:
+                j = i
+                while j < n and not text[j].isspace() and text[j] not in "[](){},;":
+                    j += 1
+                yield line, None, f"expected an op map, found {text[i:j] or c!r}"
+                return
+            # A record such as #jepsen.history.Op{...}: the map after the tag is the op.
+            i = m.end()
+            continue
         elif c in "[({":
             if not stack and wrapper_state == "none" and c in "[(":
                 wrapper_state, op_level = "open", 1
@@ -88,6 +109,10 @@ def _split_forms(text: str) -> Iterator[tuple[int, str | None, str]]:
         yield opened_at[-1], None, f"unclosed {stack[-1]!r} at end of file"
 
 
+_RECORD_TAG = re.compile(r"#[A-Za-z][\w.*+!?$%&=<>-]*(?:/[\w.*+!?$%&=<>-]+)?[ \t]*(?=\{)")
+"""A record's tag, such as ``#jepsen.history.Op``, right before its map."""
+
+
 def _edn() -> Any:
     """The edn-format module, imported on first use (it costs ~80 ms to import)."""
     import edn_format
@@ -95,26 +120,11 @@ def _edn() -> Any:
     return edn_format
 
 
-def plain(value: Any) -> Any:
-    """Convert edn-format values to plain Python: keywords to their names, vectors and lists to lists."""
-    edn_format = _edn()
-    if isinstance(value, edn_format.Keyword):
-        return value.name
-    if isinstance(value, edn_format.Symbol):
-        return value.name
-    if isinstance(value, (str, bytes, int, float)) or value is None:
-        return value
-    if isinstance(value, Mapping):
-        return {plain(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, edn_format.ImmutableList)):
-        return [plain(v) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted((plain(v) for v in value), key=repr)
-    return value
-
-
 def read_edn(path: str | Path) -> Iterator[tuple[int, Op | Problem]]:
-    """Yield ``(line number, op or problem)`` for each op map in a Jepsen EDN file."""
+    """Yield ``(line number, op or problem)`` for each op map in a Jepsen EDN file.
+
+    ``jepsen.independent`` tuples are unwrapped into keys once the whole file has been read.
+    """
     name = str(path)
     edn_format = _edn()
     try:
@@ -122,51 +132,75 @@ def read_edn(path: str | Path) -> Iterator[tuple[int, Op | Problem]]:
     except UnicodeDecodeError as e:
         yield 1, Problem(name, 1, f"not UTF-8 text: {e.reason}")
         return
+    if "#" in text:
+        allow_tags(text)
+    items: list[tuple[int, Op | Problem]] = []
+    records: dict[int, dict[str, Any]] = {}
     position = 0
     for line, form, error in _split_forms(text):
         if form is None:
-            yield line, Problem(name, line, error)
+            items.append((line, Problem(name, line, error)))
             continue
         try:
             record = plain(edn_format.loads(form))
         except Exception as e:  # edn-format raises several exception types
-            yield line, Problem(name, line, f"unparseable EDN: {e}")
+            items.append((line, Problem(name, line, f"unparseable EDN: {e}")))
             continue
+        if isinstance(record, dict):
+            record = {str(k): v for k, v in record.items()}
+            for field in ("type", "f", "process"):
+                if type(record.get(field)) is Keyword:
+                    record[field] = str(record[field])
         try:
             op = op_from_record(record, position)
         except RecordError as e:
-            yield line, Problem(name, line, str(e))
+            items.append((line, Problem(name, line, str(e))))
             continue
+        records[len(items)] = record
         position += 1
-        yield line, op
+        items.append((line, op))
+    yield from split_tuples(name, items, records)
 
 
-def _edn_value(value: Any, *, keyword: bool = False) -> Any:
-    edn_format = _edn()
-    if keyword and isinstance(value, str):
-        return edn_format.Keyword(value)
-    if isinstance(value, dict):
-        return edn_format.ImmutableDict({_edn_value(k): _edn_value(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return edn_format.ImmutableList([_edn_value(v) for v in value])
-    return value
+def op_to_edn(op: Op, *, keys: str = "key-fields") -> str:
+    """One op as a Jepsen EDN map: ``type``, ``f`` and a ``nemesis`` process as keywords.
 
-
-def op_to_edn(op: Op) -> str:
-    """One op as a Jepsen EDN map: ``type``, ``f`` and field names as keywords."""
+    Args:
+        op: the op.
+        keys: how its key is written (:func:`harness.history.independent.edn_mode`): ``tuples`` wraps
+            the value as ``[key value]``; ``key-fields`` writes a ``:key`` field when there is a key;
+            ``key-nil`` writes ``:key nil`` on a client op without one.
+    """
     edn_format = _edn()
     fields = op.to_dict()
+    client = op.process != NEMESIS
+    if client and op.f == "txn" and isinstance(op.value, list):
+        fields["value"] = [_micro_op(m) for m in op.value]
+    if client and keys == TUPLES:
+        fields.pop("key", None)
+        fields["value"] = [op.key, fields["value"]]
+    elif client and keys == KEY_NIL and op.key is None:
+        fields["key"] = None
     parts = []
     for k, v in fields.items():
         as_keyword = k in ("type", "f") or (k == "process" and isinstance(v, str))
-        parts.append(f":{k} {edn_format.dumps(_edn_value(v, keyword=as_keyword))}")
+        parts.append(f":{k} {edn_format.dumps(to_edn(v, keyword=as_keyword))}")
     return "{" + ", ".join(parts) + "}"
 
 
+def _micro_op(m: Any) -> Any:
+    """A transaction's micro-op with its function as a keyword (``[:read :x 1]``), as Knossos reads it."""
+    if isinstance(m, list) and m and isinstance(m[0], str) and not isinstance(m[0], Keyword):
+        return [Keyword(m[0]), *m[1:]]
+    return m
+
+
 def write_edn(ops: Iterable[Op], path: str | Path) -> None:
-    """Write ops as an EDN vector, one map per line."""
+    """Write ops as an EDN vector, one map per line, with keys as Jepsen writes them (see :func:`op_to_edn`)."""
+    ops = list(ops)
+    keys = edn_mode(ops)
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("[\n")
         for op in ops:
-            fh.write(op_to_edn(op) + "\n")
+            fh.write(op_to_edn(op, keys=keys) + "\n")
         fh.write("]\n")

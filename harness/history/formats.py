@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.history.errors import HistoryError, Problem
 from harness.history.op import Op
+from harness.history.semantics import strict_time
 from harness.history.validate import Validator
 
 Reader = Callable[[str | Path], Iterator[tuple[int, Op | Problem]]]
@@ -84,17 +85,22 @@ def detect_format(path: str | Path) -> str:
     raise HistoryError([Problem(name, 1, "unrecognised history format: pass --format")])
 
 
-def iter_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool = False) -> Iterator[tuple[int, Op]]:
+def iter_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool = False,
+                 warnings: list[Problem] | None = None) -> Iterator[tuple[int, Op]]:
     """Yield ``(line, op)`` for each op, validating as it goes.
 
-    ``allow_torn_tail`` (JSONL only) drops a torn last line, as a killed writer leaves.
+    ``allow_torn_tail`` (JSONL only) drops a torn last line, as a killed writer leaves. ``warnings``, when
+    given, receives what did not make the history malformed (EDN's time going backwards), at the end.
 
     Raises:
         HistoryError: with every problem found (up to a cap), once the file has been read.
     """
     name = str(path)
+    if fmt == "auto":
+        fmt = detect_format(path)
     items = _items(path, fmt, allow_torn_tail)
-    feed = Validator(name).feed
+    validator = Validator(name, strict_time=strict_time(fmt))
+    feed = validator.feed
     problems: list[Problem] = []
     extra = [0]
     try:
@@ -111,6 +117,8 @@ def iter_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
     except IsADirectoryError:
         raise HistoryError([Problem(name, 0, "is a directory, not a history file")]) from None
     _raise_problems(name, problems, extra[0])
+    if warnings is not None:
+        warnings.extend(validator.warnings())
 
 
 def _items(path: str | Path, fmt: str, allow_torn_tail: bool) -> Iterator[tuple[int, Op | Problem]]:
@@ -147,21 +155,27 @@ def _raise_problems(name: str, problems: list[Problem], extra: int) -> None:
         raise HistoryError(problems)
 
 
-def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool = False) -> list[Op]:
+def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool = False,
+                 warnings: list[Problem] | None = None) -> list[Op]:
     """Read and validate a whole history.
 
     Args:
         path: the history file.
         fmt: one of :data:`FORMATS`; ``auto`` detects it.
         allow_torn_tail: drop a torn last JSONL line, as a killed writer leaves.
+        warnings: receives what did not make the history malformed: in EDN, where time is advisory
+            (:mod:`harness.history.semantics`), one warning when time goes backwards.
 
     Raises:
         HistoryError: every problem found, each naming ``file:line``.
     """
     # The loop of iter_history without a generator in between (this is the hot path for big files).
     name = str(path)
+    if fmt == "auto":
+        fmt = detect_format(path)
     items = _items(path, fmt, allow_torn_tail)
-    feed = Validator(name).feed
+    validator = Validator(name, strict_time=strict_time(fmt))
+    feed = validator.feed
     problems: list[Problem] = []
     extra = [0]
     ops: list[Op] = []
@@ -182,6 +196,8 @@ def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
     except IsADirectoryError:
         raise HistoryError([Problem(name, 0, "is a directory, not a history file")]) from None
     _raise_problems(name, problems, extra[0])
+    if warnings is not None:
+        warnings.extend(validator.warnings())
     return ops
 
 

@@ -2,7 +2,8 @@
 
 Rules (Jepsen semantics):
 
-* indices strictly increase (so are unique); times never go backwards;
+* indices strictly increase (so are unique); times never go backwards (unless time is advisory, as in
+  Jepsen's EDN: then each step back is counted, and :meth:`Validator.warnings` reports them);
 * a completion (ok, fail, info) follows an invocation by the same process, with the same ``f``;
 * a process does not invoke while its previous op is still open;
 * a process whose op ended in ``info`` never invokes again.
@@ -26,10 +27,15 @@ class Validator:
 
     Args:
         path: the file name used in problems.
+        strict_time: time going backwards is a problem; when False it is only counted (advisory time).
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, strict_time: bool = True) -> None:
         self.path = path
+        self.strict_time = strict_time
+        self.time_steps_back = 0
+        """Ops whose time is below the previous op's (counted when time is advisory)."""
+        self._first_step_back: Problem | None = None
         self._last_index_line = 0
         self._last_index = -1
         self._last_time = -1
@@ -68,7 +74,14 @@ class Validator:
         else:
             found.append(Problem(p, line, f"index {index} is not greater than the previous index {self._last_index}"))
         if op.time < self._last_time:
-            found.append(Problem(p, line, f"time goes backwards: {op.time} after {self._last_time}"))
+            if self.strict_time:
+                found.append(Problem(p, line, f"time goes backwards: {op.time} after {self._last_time}"))
+            else:
+                self.time_steps_back += 1
+                if self._first_step_back is None:
+                    self._first_step_back = Problem(p, line, f"time goes backwards: {op.time} after "
+                                                             f"{self._last_time}")
+                self._last_time = op.time
         else:
             self._last_time = op.time
         proc = op.process
@@ -95,6 +108,17 @@ class Validator:
         if op.type is OpType.INFO:
             self._crashed[proc] = line
         return found
+
+
+    def warnings(self) -> list[Problem]:
+        """What is worth saying but did not make the history malformed: advisory time going backwards,
+        as one warning at the first ``file:line`` with the count."""
+        first = self._first_step_back
+        if first is None:
+            return []
+        n = self.time_steps_back
+        return [Problem(first.path, first.line, f"{first.message}; time goes backwards at {n} op{'s' if n != 1 else ''}"
+                                                f" in all; ops are ordered by position, as Jepsen does")]
 
 
 def validate(path: str, ops: Iterable[tuple[int, Op]]) -> list[Problem]:

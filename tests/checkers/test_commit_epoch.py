@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from checkers.api import CheckContext
 from checkers.commit_epoch import CommitEpochChecker
+from harness.checker import CheckContext
 
 from .event_runs import one_node_run
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkers.api import CheckContext
 from checkers.config_cas import ConfigCasChecker
-from checkers.detection import detection
+from harness.checker import CheckContext
+from harness.detection import detection
 from harness.history.op import NEMESIS, Op, OpType
 
 CORRECT: list[dict[str, Any]] = [{"method": "remove_replica", "tablet": 3, "config_id": 1, "node": "n1",

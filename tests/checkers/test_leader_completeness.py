@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from checkers.api import CheckContext
 from checkers.leader_completeness import LeaderCompletenessChecker
+from harness.checker import CheckContext
 
 START = 1795437117.3911052
 FENCED = [{"ts": 1795437123.391731, "node": "n1", "event": "fenced", "tablet": 0, "epoch": 2, "head": [1, 350],

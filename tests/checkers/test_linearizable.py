@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checkers.api import CheckContext
 from checkers.linearizable import HTML_NAME, LinearizableChecker
+from harness.checker import CheckContext
 from tests.checkers.histories import sequential as ops
 
 

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from checkers.api import CheckContext
 from checkers.bank import BankChecker
 from checkers.log_order import LogOrderChecker
 from checkers.set_full import SetFullChecker
+from harness.checker import CheckContext
 from tests.checkers.histories import sequential as history
 
 CTX = CheckContext()

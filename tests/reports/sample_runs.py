@@ -6,13 +6,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from checkers.api import CheckContext, Checker, run_checkers
 from checkers.availability import AvailabilityChecker
 from checkers.exceptions import ExceptionsChecker
 from checkers.log_pattern import LogPatternChecker
 from checkers.perf import PerfChecker
 from checkers.stats import StatsChecker
-from checkers.timeline import TimelineChecker
+from harness.checker import CheckContext, Checker, run_checkers
 from harness.history.op import NEMESIS, Op, OpType
 from harness.store import RunDir, RunStore
 
@@ -108,10 +107,10 @@ COUNTEREXAMPLE_HTML = """<!DOCTYPE html><html><head><meta charset="utf-8"><title
 
 
 def make_run(store: RunStore, *, invalid: bool = False, name: str | None = None, seed: int = 7,
-             campaign: str | None = None, case: str | None = None, plots: bool = True) -> RunDir:
+             campaign: str | None = None, case: str | None = None) -> RunDir:
     """Create a checked run in ``store`` (invalid: a failed linearizability result and a node traceback).
 
-    ``plots=False`` skips the perf PNGs (the slow part) for tests that do not look at them.
+    Checkers draw nothing: the report draws the perf plots and the timeline when it renders the run.
     """
     config = dict(CONFIG, seed=seed, name=name or ("register-stale-read" if invalid else "register-partition"))
     if invalid:
@@ -131,8 +130,8 @@ def make_run(store: RunStore, *, invalid: bool = False, name: str | None = None,
                   "KeyError: 'lease'"]
     node_log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     (run.node_dir("n2") / "node.log").write_text("2024-05-01 12:00:00,002 INFO n2 listening\n", encoding="utf-8")
-    checkers: list[Checker] = [StatsChecker(), ExceptionsChecker(), PerfChecker(plots=plots), AvailabilityChecker(),
-                               TimelineChecker(), LogPatternChecker()]
+    checkers: list[Checker] = [StatsChecker(), ExceptionsChecker(), PerfChecker(), AvailabilityChecker(),
+                               LogPatternChecker()]
     results = run_checkers(checkers, history, CheckContext(test=config, run_dir=run.path))
     if invalid:
         (run.path / "linearizability").mkdir()

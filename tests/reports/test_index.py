@@ -15,9 +15,9 @@ from tests.reports.test_render import V0_RUN
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> RunStore:
     store = RunStore(tmp_path_factory.mktemp("index") / "store")
-    make_run(store, campaign="c1", case="register / partition / none", plots=False)
-    make_run(store, invalid=True, campaign="c1", case="register / partition / stale-read", plots=False)
-    make_run(store, seed=8, campaign="c1", case="register / partition / none", plots=False)
+    make_run(store, campaign="c1", case="register / partition / none")
+    make_run(store, invalid=True, campaign="c1", case="register / partition / stale-read")
+    make_run(store, seed=8, campaign="c1", case="register / partition / none")
     shutil.copytree(V0_RUN, store.root / "register-basic" / V0_RUN.name)
     return store
 
@@ -75,9 +75,9 @@ def test_an_unreadable_results_file_still_gives_a_row(tmp_path: Path) -> None:
 def test_a_campaign_of_bug_runs_gets_a_detection_table(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
     for seed in (1, 2):
-        make_run(store, invalid=True, seed=seed, campaign="matrix-1", plots=False)
-    make_run(store, seed=3, campaign="matrix-1", plots=False)
-    make_run(store, seed=4, campaign="plain", plots=False)
+        make_run(store, invalid=True, seed=seed, campaign="matrix-1")
+    make_run(store, seed=3, campaign="matrix-1")
+    make_run(store, seed=4, campaign="plain")
     rows = {r.bug: r for r in detection_rows(summaries(store), "matrix-1")}
     assert rows["stale-read-on-minority"].detected == 2 and rows["stale-read-on-minority"].runs == 2
     assert rows[None].runs == 1 and rows[None].detected == 0

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from checkers.api import CheckContext, Checker, run_checkers
 from checkers.stats import StatsChecker
+from harness.checker import CheckContext, Checker, run_checkers
 from harness.history.op import Op
 from harness.store import RunStore
 from reports.cards import artifacts, make_card
@@ -135,7 +135,7 @@ def test_sample_runs_render_their_verdicts_and_views(tmp_path: Path) -> None:
     valid = write_report(make_run(store).path).read_text(encoding="utf-8")
     invalid = write_report(make_run(store, invalid=True).path).read_text(encoding="utf-8")
     assert 'data-verdict="valid"' in valid and "VALID" in valid
-    assert "Drawn by the report" not in valid  # the perf and timeline checkers drew them
+    assert "Drawn by the report from the history (perf, timeline)" in valid  # checkers draw nothing
     assert valid.count('<img class="plot"') == 3 and 'src="timeline.html"' in valid
     assert 'data-verdict="invalid"' in invalid
     assert "Key 1 is not linearizable." in invalid and 'src="linearizability/key-1.html"' in invalid

@@ -19,7 +19,7 @@ from checkers.amnesia.rules import (
     replicas_agree_below_commit,
     wiped_nodes_change_identity,
 )
-from checkers.api import CheckContext
+from harness.checker import CheckContext
 from harness.history.op import NEMESIS, Op, OpType
 from tests.checkers.event_runs import one_node_run
 from tests.checkers.histories import CallSpec, sequential

@@ -30,7 +30,7 @@ def test_renders_a_run_an_earlier_version_wrote(tmp_path: Path) -> None:
 
 def test_renders_again_and_accepts_a_store_for_its_latest_run(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "store")
-    run = make_run(store, invalid=True, plots=False)
+    run = make_run(store, invalid=True)
     out = fencepost("report", "--no-draw", str(store.root))
     assert out.returncode == 0, out.stderr
     assert Path(out.stdout.strip()).resolve() == run.report_path.resolve()

@@ -45,7 +45,7 @@ def wait_until_up(port: int, proc: subprocess.Popen[str], limit: float = 30.0) -
 
 def test_serves_the_index_and_stops_cleanly_on_interrupt(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "store")
-    make_run(store, plots=False)
+    make_run(store)
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "harness.cli.main", "serve", "--store", str(store.root),
                              "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

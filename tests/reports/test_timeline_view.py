@@ -3,10 +3,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from checkers.api import CheckContext
-from checkers.timeline import TimelineChecker
 from harness.history.op import NEMESIS, Op, OpType
 from reports.timeline import timeline_html
+from reports.timeline_view import TimelineView
 from tests.reports.sample_runs import sample_history
 
 MS = 1_000_000
@@ -14,7 +13,7 @@ MS = 1_000_000
 
 def test_writes_one_lane_per_process_with_the_nemesis_last(tmp_path: Path) -> None:
     history = sample_history()
-    result = TimelineChecker().check(history, CheckContext(test={"name": "demo"}, run_dir=tmp_path))
+    result = TimelineView().draw(history, {"name": "demo"}, tmp_path)
     processes = len({op.process for op in history})
     assert result == {"valid": True, "html": "timeline.html", "processes": processes, "ops": len(history),
                       "summary": f"{len(history)} ops from {processes} processes"}
@@ -43,5 +42,5 @@ def test_bars_show_outcomes_and_escape_values() -> None:
 
 
 def test_without_a_run_dir_nothing_is_written() -> None:
-    result = TimelineChecker().check(sample_history(), CheckContext())
+    result = TimelineView().draw(sample_history(), {}, None)
     assert result["valid"] is True and result["html"] is None

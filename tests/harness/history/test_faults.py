@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from harness.history.faults import FaultWindow, fault_windows, faults_at
 from harness.history.op import NEMESIS, Op, OpType
-from reports.faults import FaultWindow, fault_windows, faults_at
 
 
 def _nemesis(*events: tuple[int, str, str]) -> list[Op]:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from checkers.amnesia.evidence import Evidence
 from checkers.amnesia.rules import epochs_never_go_down
-from checkers.api import CheckContext, run_checkers
 from checkers.bank import BankChecker
-from checkers.detection import detection, first_anomaly_s
 from checkers.linearizable import LinearizableChecker
+from harness.checker import CheckContext, run_checkers
+from harness.detection import detection, first_anomaly_s
 from harness.history.op import Op
 from tests.checkers.histories import sequential
 
