@@ -46,6 +46,11 @@ def schedule_for(config: TestConfig, packages: Mapping[str, Nemesis]) -> list[Sc
     return nemesis_schedule(config.seed, targets, config.time_limit, config.nemesis_interval)
 
 
+def fault_styles(packages: Mapping[str, Nemesis]) -> dict[str, dict[str, str]]:
+    """``{fault: {"color": ...}}`` for every package, as ``faults.json`` records them for the report."""
+    return {pkg.name: {"color": pkg.color} for pkg in packages.values() if isinstance(getattr(pkg, "color", None), str)}
+
+
 async def _progress_loop(progress: Progress, tally: Tally, started: float, total: float) -> None:
     while True:
         progress(tally, time.monotonic() - started, total)
@@ -73,6 +78,8 @@ async def execute(
     tally = Tally()
     schedule = schedule_for(config, packages)
     (run.path / "schedule.json").write_text(json.dumps([w.to_dict() for w in schedule], indent=1) + "\n")
+    # Each package's colour, so that a stored run renders in its own colours without the fault code.
+    (run.path / "faults.json").write_text(json.dumps(fault_styles(packages), indent=1) + "\n")
     side_tasks: list[asyncio.Task[None]] = []
     try:
         await backend.setup(config, run.path)

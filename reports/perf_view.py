@@ -13,6 +13,7 @@ from typing import Any
 from checkers.perf import completed_calls
 from harness.history.faults import fault_windows
 from harness.history.op import Op
+from reports.shading import recorded_styles
 
 PLOT_DIR = "perf"
 
@@ -30,6 +31,7 @@ class PerfView:
         from reports.plots import draw_perf_plots
 
         out_dir = Path(run_dir) / PLOT_DIR
-        written = draw_perf_plots(calls, fault_windows(history), out_dir, title=str(test.get("name", "")))
+        written = draw_perf_plots(calls, fault_windows(history), out_dir, title=str(test.get("name", "")),
+                                  styles=recorded_styles(run_dir))
         return {"valid": True, "plots": [p.relative_to(run_dir).as_posix() for p in written],
                 "summary": f"{len(written)} plots of {len(calls)} calls"}

@@ -8,13 +8,13 @@ Every plot shades the fault windows, one colour per fault kind (see :mod:`report
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.history.faults import FaultWindow
 from harness.history.op import Call
-from reports.shading import fault_style
+from reports.shading import FaultStyle, fault_style
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -39,11 +39,12 @@ def _figure(title: str, ylabel: str) -> tuple[Figure, Axes]:
     return fig, ax
 
 
-def shade_faults(ax: Axes, windows: Sequence[FaultWindow]) -> None:
-    """Shade each window on ``ax`` in its fault's colour, with one legend entry per fault kind."""
+def shade_faults(ax: Axes, windows: Sequence[FaultWindow], styles: Mapping[str, FaultStyle] | None = None) -> None:
+    """Shade each window on ``ax`` in its fault's colour (``styles``: those the run recorded), with one
+    legend entry per fault kind."""
     labelled: set[str] = set()
     for w in windows:
-        style = fault_style(w.fault)
+        style = fault_style(w.fault, styles)
         label = style.label if w.fault not in labelled else None
         labelled.add(w.fault)
         ax.axvspan(w.start / 1e9, w.end / 1e9, color=style.color, alpha=style.alpha, lw=0, label=label)
@@ -72,10 +73,11 @@ def _span(calls: Sequence[Call], windows: Sequence[FaultWindow]) -> tuple[float,
     return lo, hi if hi > lo else lo + 1.0
 
 
-def latency_raw(calls: Sequence[Call], windows: Sequence[FaultWindow], path: Path, title: str = "") -> Path:
+def latency_raw(calls: Sequence[Call], windows: Sequence[FaultWindow], path: Path, title: str = "",
+                styles: Mapping[str, FaultStyle] | None = None) -> Path:
     """Every call's latency against its invocation time; colour by outcome, marker by function."""
     fig, ax = _figure(f"{title} raw latency".strip(), "latency (ms)")
-    shade_faults(ax, windows)
+    shade_faults(ax, windows, styles)
     import numpy as np
 
     groups: dict[tuple[str, str], list[Call]] = {}
@@ -110,12 +112,13 @@ def _plain_log_axis(ax: Axes) -> None:
     ax.yaxis.set_minor_formatter(NullFormatter())
 
 
-def latency_quantiles(calls: Sequence[Call], windows: Sequence[FaultWindow], path: Path, title: str = "") -> Path:
+def latency_quantiles(calls: Sequence[Call], windows: Sequence[FaultWindow], path: Path, title: str = "",
+                      styles: Mapping[str, FaultStyle] | None = None) -> Path:
     """Latency quantiles of ok calls over time, one colour per function, one dash per quantile."""
     from checkers.perf import quantile
 
     fig, ax = _figure(f"{title} latency quantiles (ok calls)".strip(), "latency (ms)")
-    shade_faults(ax, windows)
+    shade_faults(ax, windows, styles)
     lo, hi = _span(calls, windows)
     fs = sorted({c.f for c in calls})
     oks = [c for c in calls if c.outcome.value == "ok"]
@@ -141,10 +144,11 @@ def latency_quantiles(calls: Sequence[Call], windows: Sequence[FaultWindow], pat
     return _finish(fig, ax, path)
 
 
-def throughput(calls: Sequence[Call], windows: Sequence[FaultWindow], path: Path, title: str = "") -> Path:
+def throughput(calls: Sequence[Call], windows: Sequence[FaultWindow], path: Path, title: str = "",
+               styles: Mapping[str, FaultStyle] | None = None) -> Path:
     """Completions per second over time: ok per function, and fail and info over all functions."""
     fig, ax = _figure(f"{title} throughput".strip(), "completions / s")
-    shade_faults(ax, windows)
+    shade_faults(ax, windows, styles)
     lo, hi = _span(calls, windows)
     width, n = _buckets(lo, hi, len(calls), 15)
     xs = [lo + (k + 0.5) * width for k in range(n)]
@@ -165,11 +169,12 @@ def throughput(calls: Sequence[Call], windows: Sequence[FaultWindow], path: Path
 
 
 def draw_perf_plots(calls: Sequence[Call], windows: Sequence[FaultWindow], out_dir: Path,
-                    title: str = "") -> list[Path]:
-    """Draw all three perf plots into ``out_dir`` and return their paths."""
+                    title: str = "", styles: Mapping[str, FaultStyle] | None = None) -> list[Path]:
+    """Draw all three perf plots into ``out_dir`` and return their paths (``styles``: the run's recorded
+    fault styles, see :func:`reports.shading.recorded_styles`)."""
     drawers: dict[str, Any] = {
         "latency-raw.png": latency_raw,
         "latency-quantiles.png": latency_quantiles,
         "rate.png": throughput,
     }
-    return [draw(calls, windows, out_dir / name, title) for name, draw in drawers.items()]
+    return [draw(calls, windows, out_dir / name, title, styles) for name, draw in drawers.items()]

@@ -1,14 +1,15 @@
 """How plots and timelines colour each kind of fault window.
 
-A fault package registers its style once, when imported, and never edits this module::
+A run records its fault packages' colours when it starts (``faults.json`` in the run folder: each
+package declares a ``color``, the Nemesis protocol), so a stored run renders in its own colours
+without the fault code; :func:`recorded_styles` reads them, and they beat everything below.
+Code may also register a style once, when imported, and never edit this module::
 
     from reports.shading import register_fault_style
     register_fault_style("bitflip", "#e377c2", "bit flips on disk")
 
-Fault packages in ``nemesis/`` need not do even that: each declares a ``color`` (the Nemesis
-protocol), and the registry reads it from :mod:`nemesis.registry` on first use. A package from outside
-the repository can name a mapping ``{fault: colour}`` or ``{fault: (colour, label)}`` under the
-``fencepost.fault_styles`` entry-point group. An explicit registration beats both.
+A package from outside the repository can name a mapping ``{fault: colour}`` or ``{fault: (colour,
+label)}`` under the ``fencepost.fault_styles`` entry-point group. An explicit registration beats it.
 
 A fault with no style of its own takes the style of its longest registered prefix before a ``-``
 (``partition-majority`` is shaded as ``partition``), else a stable colour derived from its name.
@@ -17,13 +18,17 @@ A fault with no style of its own takes the style of its longest registered prefi
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 ENTRY_POINT_GROUP = "fencepost.fault_styles"
+FAULTS_FILE = "faults.json"
+"""The file in a run folder where the run records its fault packages' styles."""
 
 
 @dataclass(frozen=True)
@@ -83,23 +88,12 @@ def _discover(fault: str, spec: Any) -> None:
 
 
 def _discover_all() -> None:
-    """Read colours from the nemesis packages and the entry points, once; a broken one is skipped."""
+    """Read colours from the entry points, once; a broken one is skipped."""
     global _discovery_done
     with _lock:
         if _discovery_done:
             return
         _discovery_done = True
-        try:
-            from nemesis import registry
-
-            for name in registry.available():
-                try:
-                    package = registry.load(name)
-                    _discover(str(package.name), getattr(package, "color", None))
-                except Exception:  # a broken package must not break every report
-                    continue
-        except ImportError:
-            pass
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             try:
                 loaded = ep.load()
@@ -116,12 +110,30 @@ def _hashed(fault: str) -> str:
     return _PALETTE[digest[0] % len(_PALETTE)]
 
 
-def fault_style(fault: str) -> FaultStyle:
-    """The style for ``fault``: registered, else declared by its package, else built in (each also by
-    prefix), else a colour from its name."""
+def recorded_styles(run_dir: str | Path | None) -> dict[str, FaultStyle]:
+    """The fault styles a run recorded in ``faults.json`` (``{fault: {"color", "label"}}``); empty when it
+    recorded none or the file cannot be read."""
+    if run_dir is None:
+        return {}
+    try:
+        data = json.loads((Path(run_dir) / FAULTS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, Mapping):
+        return {}
+    out: dict[str, FaultStyle] = {}
+    for fault, spec in data.items():
+        if isinstance(spec, Mapping) and isinstance(spec.get("color"), str):
+            out[str(fault)] = FaultStyle(str(fault), spec["color"], str(spec.get("label") or _default_label(fault)))
+    return out
+
+
+def fault_style(fault: str, recorded: Mapping[str, FaultStyle] | None = None) -> FaultStyle:
+    """The style for ``fault``: recorded by the run, else registered, else declared through an entry
+    point, else built in (each also by prefix), else a colour from its name."""
     _discover_all()
     with _lock:
-        registered = {**_discovered, **_registry}
+        registered = {**_discovered, **_registry, **dict(recorded or {})}
     name = fault
     while True:
         if name in registered:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from harness.history.faults import fault_windows
 from harness.history.op import NEMESIS, Call, Op
 from harness.history.pairing import pair_calls
-from reports.shading import fault_style
+from reports.shading import FaultStyle, fault_style
 from reports.templating import environment
 
 MAX_CALLS = 10_000
@@ -61,8 +61,9 @@ def _lane_key(process: Any) -> tuple[int, Any]:
     return (1, 0) if process == NEMESIS else (0, process) if isinstance(process, int) else (0, str(process))
 
 
-def timeline_html(history: Sequence[Op], title: str = "timeline") -> str:
-    """The timeline of ``history`` as a self-contained HTML page."""
+def timeline_html(history: Sequence[Op], title: str = "timeline",
+                  styles: Mapping[str, FaultStyle] | None = None) -> str:
+    """The timeline of ``history`` as a self-contained HTML page (``styles``: the run's recorded fault styles)."""
     calls = pair_calls(history, include_nemesis=True)
     omitted = max(0, len(calls) - MAX_CALLS)
     calls = calls[:MAX_CALLS]
@@ -89,7 +90,7 @@ def timeline_html(history: Sequence[Op], title: str = "timeline") -> str:
             Bar(left, max(2.0, right - left), c.outcome.value, label, _describe(c), c.complete is None))
     windows = []
     for w in fault_windows(history):
-        style = fault_style(w.fault)
+        style = fault_style(w.fault, styles)
         windows.append({"left": x(w.start), "width": max(2.0, x(w.end) - x(w.start)), "color": style.color,
                         "label": style.label, "fault": w.fault, "open": w.open_ended,
                         "title": f"{w.fault}: {w.start / 1e9:.3f}s to {w.end / 1e9:.3f}s"

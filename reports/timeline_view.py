@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.history.op import Op
+from reports.shading import recorded_styles
 from reports.timeline import timeline_html
 
 FILE_NAME = "timeline.html"
@@ -27,7 +28,7 @@ class TimelineView:
             return {"valid": True, "html": None, "note": "no run folder to write the timeline into"}
         title = f"{test.get('name', 'run')} timeline"
         path = Path(run_dir) / FILE_NAME
-        path.write_text(timeline_html(history, title), encoding="utf-8")
+        path.write_text(timeline_html(history, title, recorded_styles(run_dir)), encoding="utf-8")
         processes = {op.process for op in history}
         return {"valid": True, "html": FILE_NAME, "processes": len(processes), "ops": len(history),
                 "summary": f"{len(history)} ops from {len(processes)} processes"}

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from reports import shading
-from reports.shading import fault_style, register_fault_style
+from reports.shading import fault_style, recorded_styles, register_fault_style
 
 
 def test_built_in_faults_have_distinct_colours_and_labels() -> None:
@@ -32,9 +34,23 @@ def test_a_package_registers_a_style_without_editing_the_registry() -> None:
     assert fault_style("partition").color != "#000000"
 
 
-def test_a_nemesis_package_colour_is_used_without_registration() -> None:
-    from nemesis import registry
+def test_a_run_renders_in_the_colours_it_recorded(tmp_path: Path) -> None:
+    (tmp_path / "faults.json").write_text(json.dumps({"gremlin": {"color": "#010203", "label": "gremlins"},
+                                                      "partition": {"color": "#0a0b0c"}, "broken": 3}))
+    recorded = recorded_styles(tmp_path)
+    assert set(recorded) == {"gremlin", "partition"}
+    assert fault_style("gremlin", recorded).color == "#010203"
+    assert fault_style("gremlin-loud", recorded).color == "#010203"
+    assert fault_style("partition", recorded).label == "network partition"
+    assert fault_style("partition", recorded).color == "#0a0b0c"
+    assert recorded_styles(tmp_path / "missing") == {} and recorded_styles(None) == {}
 
-    for name in registry.available():
-        package = registry.load(name)
-        assert fault_style(package.name).color == package.color
+
+def test_the_runtime_records_each_package_colour(tmp_path: Path) -> None:
+    from harness.runtime import fault_styles
+
+    class Gremlin:
+        name = "gremlin"
+        color = "#123123"
+
+    assert fault_styles({"gremlin": Gremlin()}) == {"gremlin": {"color": "#123123"}}  # type: ignore[dict-item]
