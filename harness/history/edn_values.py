@@ -58,7 +58,6 @@ def plain(value: Any) -> Any:
 
 
 _TAG = re.compile(r"#([A-Za-z][\w.*+!?$%&=<>/:-]*)")
-_BUILTIN_TAGS = frozenset({"inst", "uuid"})
 _ALLOWED: set[str] = set()
 
 
@@ -67,12 +66,14 @@ def allow_tags(text: str) -> None:
 
     Jepsen writes records (``#jepsen.history.Op{...}``, ``#knossos.model.CASRegister{...}``) and
     Clojure objects (``#object[...]``); edn-format refuses tags it does not know. A record is a map,
-    so each tag is read as what follows it.
+    so each such tag (a class name, with a dot, or ``object``) is read as what follows it. Other
+    unknown tags stay errors.
     """
     edn_format = _edn()
-    for name in set(_TAG.findall(text)) - _BUILTIN_TAGS - _ALLOWED:
-        edn_format.add_tag(name, _untagged)
-        _ALLOWED.add(name)
+    for name in set(_TAG.findall(text)) - _ALLOWED:
+        if "." in name or name == "object":  # a record's class, or an object Clojure cannot print
+            edn_format.add_tag(name, _untagged)
+            _ALLOWED.add(name)
 
 
 def _untagged(value: Any) -> Any:

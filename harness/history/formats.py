@@ -59,7 +59,8 @@ def detect_format(path: str | Path) -> str:
     except FileNotFoundError:
         raise HistoryError([Problem(name, 0, "no such file")]) from None
     except IsADirectoryError:
-        raise HistoryError([Problem(name, 0, "is a directory, not a history file")]) from None
+        raise HistoryError([Problem(name, 0, "is a directory with no history.edn or history.jsonl in it, "
+                                             "not a history file or a run folder")]) from None
     except OSError as e:
         raise HistoryError([Problem(name, 0, f"cannot read: {e.strerror}")]) from None
     if head.startswith(b"PAR1"):

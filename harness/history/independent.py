@@ -128,6 +128,8 @@ def edn_mode(ops: Iterable[Op]) -> str:
         open_key: dict[object, Any] = {}
         for op in client:
             if op.type is OpType.INVOKE:
+                if op.f == "cas" and not _pair(op.value):
+                    return KEY_FIELDS  # [k nil] would not read back as a cas on key k
                 open_key[op.process] = op.key
             elif open_key.pop(op.process, op.key) != op.key:
                 return KEY_FIELDS

@@ -79,8 +79,7 @@ class Validator:
             else:
                 self.time_steps_back += 1
                 if self._first_step_back is None:
-                    self._first_step_back = Problem(p, line, f"time goes backwards: {op.time} after "
-                                                             f"{self._last_time}")
+                    self._first_step_back = Problem(p, line, f"{op.time} after {self._last_time}")
                 self._last_time = op.time
         else:
             self._last_time = op.time
@@ -117,8 +116,9 @@ class Validator:
         if first is None:
             return []
         n = self.time_steps_back
-        return [Problem(first.path, first.line, f"{first.message}; time goes backwards at {n} op{'s' if n != 1 else ''}"
-                                                f" in all; ops are ordered by position, as Jepsen does")]
+        return [Problem(first.path, first.line, f"time goes backwards here ({first.message}) and at {n} "
+                                                f"op{'s' if n != 1 else ''} in all; ops are ordered by position, "
+                                                f"as Jepsen does")]
 
 
 def validate(path: str, ops: Iterable[tuple[int, Op]]) -> list[Problem]:
