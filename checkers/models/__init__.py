@@ -6,8 +6,12 @@ form one object, and ops without a key form one more.
 How ``fencepost check`` picks a model when ``--model`` is absent (:func:`choose_model`):
 
 1. by format: ``porcupine-etcd`` -> ``etcd``, ``porcupine-kv`` -> ``kv``;
-2. otherwise by the functions present: ``get``/``put`` -> ``kv``; ``add`` -> ``set``;
-   ``append`` -> ``log``; ``cas`` -> ``cas-register``; ``read``/``write`` -> ``register``.
+2. otherwise by the functions present: ``txn`` -> ``multi-register``; ``acquire``/``release`` ->
+   ``mutex``; ``get``/``put`` -> ``kv``; ``add`` -> ``set``; ``append`` -> ``log``; ``cas`` ->
+   ``cas-register``; ``read``/``write`` -> ``register``.
+
+The models that read a value (``register``, ``cas-register``, ``etcd``, ``multi-register``) take the
+history's nil-read rule (:mod:`harness.history.semantics`).
 """
 
 from __future__ import annotations
@@ -21,32 +25,41 @@ from checkers.models.grow_set import GrowSet
 from checkers.models.keyed import Keyed
 from checkers.models.kv import KvString
 from checkers.models.log import Log
+from checkers.models.multi_register import MultiRegister
+from checkers.models.mutex import Mutex
 from checkers.models.register import Register
 
 __all__ = ["MODELS", "UNKNOWN", "Entry", "Model", "ModelBase", "ModelError", "Partition", "choose_model",
            "make_model"]
 
-MODELS: dict[str, Callable[[Any], ModelBase]] = {
-    "register": lambda init: Register(init),
-    "cas-register": lambda init: Register(init, allow_cas=True),
-    "etcd": lambda init: Etcd(init),
-    "kv": lambda init: KvString(init),
-    "log": lambda init: Log(init),
-    "set": lambda init: GrowSet(init),
+MODELS: dict[str, Callable[[Any, str], ModelBase]] = {
+    "register": lambda init, nil_read: Register(init, nil_read=nil_read),
+    "cas-register": lambda init, nil_read: Register(init, allow_cas=True, nil_read=nil_read),
+    "etcd": lambda init, nil_read: Etcd(init, nil_read=nil_read),
+    "kv": lambda init, nil_read: KvString(init),
+    "log": lambda init, nil_read: Log(init),
+    "set": lambda init, nil_read: GrowSet(init),
+    "multi-register": lambda init, nil_read: MultiRegister(init, nil_read=nil_read),
+    "mutex": lambda init, nil_read: Mutex(init),
 }
-"""Model name -> factory taking the ``--init`` value (None: the model's default)."""
+"""Model name -> factory taking the ``--init`` value (None: the model's default) and the nil-read rule."""
 
 
-def make_model(name: str, init: Any = None) -> Keyed:
+def make_model(name: str, init: Any = None, *, nil_read: str = "absent") -> Keyed:
     """The named model, wrapped to check each key independently.
 
+    Args:
+        name: a key of :data:`MODELS`.
+        init: the initial value (None: the model's default).
+        nil_read: ``absent`` or ``any``: what an ok read of nil means (:mod:`harness.history.semantics`).
+
     Raises:
-        ModelError: no model has that name.
+        ModelError: no model has that name, or ``init`` does not suit it.
     """
     factory = MODELS.get(name)
     if factory is None:
         raise ModelError(f"unknown model {name!r}; choose one of {', '.join(sorted(MODELS))}")
-    return Keyed(factory(init))
+    return Keyed(factory(init, nil_read))
 
 
 def choose_model(fmt: str, fs: Iterable[str]) -> str:
@@ -56,6 +69,10 @@ def choose_model(fmt: str, fs: Iterable[str]) -> str:
     if fmt == "porcupine-kv":
         return "kv"
     present = set(fs)
+    if "txn" in present:
+        return "multi-register"
+    if present & {"acquire", "release"}:
+        return "mutex"
     if present & {"get", "put"}:
         return "kv"
     if "add" in present:

@@ -17,8 +17,8 @@ from harness.history.op import Call, OpType
 class Etcd(Register):
     """A cas register whose failed cas ops mean "the value was not ``old``"."""
 
-    def __init__(self, init: Any = None) -> None:
-        super().__init__(init, allow_cas=True)
+    def __init__(self, init: Any = None, *, nil_read: str = "absent") -> None:
+        super().__init__(init, allow_cas=True, nil_read=nil_read)
         self.name = "etcd"
 
     def encode(self, call: Call) -> tuple[Any, Any] | None:

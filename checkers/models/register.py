@@ -8,6 +8,10 @@ A register holds one value; ``None`` means absent. Ops:
 
 Fail ops are dropped (they did not happen). Histories whose ops carry keys are split per key, each an
 independent register (see :mod:`checkers.models.keyed`).
+
+An ok read of ``None`` (nil) depends on the history's semantics (:mod:`harness.history.semantics`):
+with ``nil_read="absent"`` (native histories) it says the register is absent; with ``"any"`` (Jepsen's
+EDN, as Knossos reads it) it says nothing, since the client did not learn the value, and is dropped.
 """
 
 from __future__ import annotations
@@ -25,11 +29,19 @@ CAS = "cas"
 
 
 class Register(ModelBase):
-    """A single register; ``cas`` is accepted only when ``allow_cas`` is set."""
+    """A single register; ``cas`` is accepted only when ``allow_cas`` is set.
 
-    def __init__(self, init: Any = None, *, allow_cas: bool = False) -> None:
+    Args:
+        init: the initial value (None: absent).
+        allow_cas: accept ``cas``.
+        nil_read: ``absent`` (an ok read of None reads an absent register) or ``any`` (it constrains
+            nothing, as in Knossos).
+    """
+
+    def __init__(self, init: Any = None, *, allow_cas: bool = False, nil_read: str = "absent") -> None:
         self.initial = freeze(init)
         self.allow_cas = allow_cas
+        self.nil_any = nil_read == "any"
         self.name = "cas-register" if allow_cas else "register"
 
     def init(self) -> Any:
@@ -55,6 +67,8 @@ class Register(ModelBase):
         outcome = call.outcome
         if outcome is OpType.FAIL:
             return None
+        if self.nil_any and f == READ and outcome is OpType.OK and call.output is None:
+            return None  # Knossos: a nil read is legal in every state and changes nothing
         out = UNKNOWN if outcome is OpType.INFO else (freeze(call.output) if f == READ else True)
         return (f, arg), out
 
