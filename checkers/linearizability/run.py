@@ -30,6 +30,8 @@ class FileOptions:
     partition: bool = True
     all_violations: bool = False
     explain: bool = True
+    nil_read: str | None = None
+    """``any`` or ``absent`` for every file; None: by format (:mod:`harness.history.semantics`)."""
 
 
 @dataclass(slots=True)
@@ -54,9 +56,10 @@ class FileReport:
 def check_file(path: str, opts: FileOptions, *, workers: int | None = None) -> FileReport:
     """Load, check and summarise one history file; problems become ``errors``, never exceptions."""
     from checkers.models import ModelError, choose_model, make_model
-    from harness.history.errors import HistoryError
+    from harness.history.errors import HistoryError, Problem
     from harness.history.formats import detect_format, load_history
     from harness.history.pairing import pair_calls
+    from harness.history.semantics import semantics_for
 
     start = time.monotonic()
     # Millions of small objects and no cycles: the cyclic collector would only rescan them.
@@ -64,11 +67,13 @@ def check_file(path: str, opts: FileOptions, *, workers: int | None = None) -> F
     gc.disable()
     try:
         fmt = detect_format(path) if opts.fmt == "auto" else opts.fmt
+        semantics = semantics_for(fmt, opts.nil_read)
+        warnings: list[Problem] = []
         result = _check_sharded(path, fmt, opts, workers, start)
         if result is None:
-            calls = pair_calls(load_history(path, fmt))
+            calls = pair_calls(load_history(path, fmt, warnings=warnings))
             name = opts.model or choose_model(fmt, {c.f for c in calls})
-            model = make_model(name, opts.init)
+            model = make_model(name, opts.init, nil_read=semantics.nil_read)
             result = check_calls(calls, model, partition=opts.partition, timeout=opts.timeout,
                                  all_violations=opts.all_violations, explain=opts.explain, workers=workers)
     except HistoryError as e:
@@ -80,7 +85,10 @@ def check_file(path: str, opts: FileOptions, *, workers: int | None = None) -> F
     finally:
         if was_enabled:
             gc.enable()
-    return FileReport(path, result.valid, summarise(path, fmt, result, time.monotonic() - start),
+    summary = summarise(path, fmt, result, time.monotonic() - start)
+    summary["semantics"] = semantics.to_dict()
+    summary["warnings"] = [str(w) for w in warnings]
+    return FileReport(path, result.valid, summary,
                       [f.counterexample for f in result.failures if f.counterexample is not None])
 
 
@@ -99,7 +107,10 @@ def _check_sharded(path: str, fmt: str, opts: FileOptions, workers: int | None, 
     plan = sharded.plan_shards(path, fmt, shares)
     if plan is None:
         return None
-    model = make_model(opts.model or choose_model(fmt, plan.fs), opts.init)
+    from harness.history.semantics import semantics_for
+
+    model = make_model(opts.model or choose_model(fmt, plan.fs), opts.init,
+                       nil_read=semantics_for(fmt, opts.nil_read).nil_read)
     return sharded.check_sharded(path, fmt, model, plan, shares=shares, start=start, timeout=opts.timeout,
                                  all_violations=opts.all_violations, explain=opts.explain)
 
