@@ -104,7 +104,9 @@ class SplitSearch:
                 before = s.nodes
                 verdict = s.run(budget, deadline, max_rss)
                 if left is not None:
-                    left -= s.nodes - before
+                    # A search stopped by its step budget counts the whole budget as spent (it stops
+                    # one short of it), so the budget always runs out.
+                    left -= budget if verdict is None else s.nodes - before
                 if verdict is False:
                     self.valid, self.failed = False, k
                     return False

@@ -146,7 +146,7 @@ class Search:
         state, dlin, ilin, remaining = self.state, self.dlin, self.ilin, self.remaining
         start, last, node, best, nodes = self.start, self.last, self.node, self.best, self.nodes
         tail = len(nxt) - 1
-        limit = nodes + max_nodes if max_nodes is not None else -1
+        limit = nodes + max_nodes + 1 if max_nodes is not None else -1  # stops after max_nodes steps
         verdict: bool | None = None
         while True:
             if is_call[node]:
