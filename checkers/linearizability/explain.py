@@ -43,9 +43,16 @@ def explain(cex: Counterexample) -> str:
     return "\n".join(lines)
 
 
-def explain_all(counterexamples: list[Any], limit: int = 3) -> str:
-    """Explain up to ``limit`` counterexamples, one after another."""
-    parts = [explain(c) for c in counterexamples[:limit]]
+def explain_all(counterexamples: list[Any], limit: int = 3, witnesses: list[Any] | None = None,
+                recheck: str | None = None) -> str:
+    """Explain up to ``limit`` counterexamples, one after another, each partition's minimal witness
+    (:mod:`checkers.linearizability.witness`) first when there is one."""
+    parts = []
+    if witnesses:
+        from checkers.linearizability.witness_io import explain_witness
+
+        parts = [explain_witness(w, recheck=recheck) for w in witnesses[:limit]]
+    parts += [explain(c) for c in counterexamples[:limit]]
     if len(counterexamples) > limit:
         parts.append(f"... and {len(counterexamples) - limit} more non-linearizable partitions.")
     return "\n\n".join(parts)

@@ -14,6 +14,7 @@ from typing import Any
 
 from checkers.linearizability.counterexample import Counterexample
 from checkers.linearizability.explain import explain
+from checkers.linearizability.witness import Witness
 
 _STYLE = """
 body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
@@ -41,7 +42,7 @@ slider.addEventListener('input',()=>show(+slider.value));show(+slider.value);});
 """
 
 
-def _section(cex: Counterexample, title: str) -> str:
+def _section(cex: Counterexample, title: str, text: str | None = None) -> str:
     positions = sorted({p for op in cex.ops for p in (op.call_pos, op.return_pos) if p is not None})
     rank = {p: k for k, p in enumerate(positions)}
     end = len(positions) + 1
@@ -89,16 +90,19 @@ def _section(cex: Counterexample, title: str) -> str:
             f'<p>Step through the longest linearizable prefix: <input type="range" min="0" max="{n}" '
             f'value="{n}"> <span class="step"></span> state: <span class="state"></span></p>'
             f'<div style="overflow-x:auto">{"".join(parts)}</div>'
-            f'<pre>{html.escape(explain(cex))}</pre><script type="application/json">{blob}</script></section>')
+            f'<pre>{html.escape(explain(cex) if text is None else text)}</pre>'
+            f'<script type="application/json">{blob}</script></section>')
 
 
-def render_html(title: str, counterexamples: list[Counterexample], summary: dict[str, Any] | None = None) -> str:
-    """One self-contained HTML page explaining every counterexample given.
+def render_html(title: str, counterexamples: list[Counterexample], summary: dict[str, Any] | None = None,
+                witnesses: list[Witness] | None = None) -> str:
+    """One self-contained HTML page explaining every counterexample given, minimal witnesses first.
 
     Args:
         title: the page title (usually the history's path).
         counterexamples: the failing partitions' counterexamples.
         summary: key facts shown at the top (verdict, model, ops...).
+        witnesses: the failing partitions' minimal witnesses, shown before the counterexamples.
     """
     facts = "".join(f"<li><b>{html.escape(str(k))}</b>: {html.escape(str(v))}</li>"
                     for k, v in (summary or {}).items())
@@ -106,6 +110,13 @@ def render_html(title: str, counterexamples: list[Counterexample], summary: dict
         _section(c, f"Key {c.label!r}" if c.label is not None else "Counterexample") for c in counterexamples)
     if not counterexamples:
         sections = "<p>No counterexample: the history is linearizable.</p>"
+    if witnesses:
+        from checkers.linearizability.witness_io import explain_witness, witness_key
+
+        sections = "".join(
+            _section(w.counterexample, f"Minimal witness: {len(w.calls)} ops"
+                     + (f" (key {witness_key(w)!r})" if witness_key(w) is not None else ""), explain_witness(w))
+            for w in witnesses if w.counterexample is not None) + sections
     return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1><ul>{facts}</ul>"
             f'<p>Bars: ops per process, from invocation to completion (faded: outcome unknown). '

@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from checkers.linearizability.checker import CheckResult, check_calls
+from checkers.linearizability.checker import CheckResult, PartitionVerdict, check_calls
 
 if TYPE_CHECKING:
     from checkers.linearizability.counterexample import Counterexample
+    from checkers.linearizability.progress import CheckEvents
+    from checkers.linearizability.witness import Witness
 
 
 @dataclass(slots=True)
@@ -32,6 +34,12 @@ class FileOptions:
     explain: bool = True
     nil_read: str | None = None
     """``any`` or ``absent`` for every file; None: by format (:mod:`harness.history.semantics`)."""
+    split: bool = True
+    """Search a partition's independent components (keys) apart (:mod:`checkers.linearizability.components`)."""
+    max_memory: int | None = None
+    """Bytes the checking processes may hold in all; None: a share of the machine's memory."""
+    witness: bool = False
+    """Find a minimal failing sub-history for every invalid partition (needs ``explain``)."""
 
 
 @dataclass(slots=True)
@@ -44,6 +52,7 @@ class FileReport:
         summary: the JSON-ready figures (path, valid, model, ops, seconds, invalid_keys...).
         counterexamples: the failing partitions' counterexamples.
         errors: one line per problem when the file could not be checked.
+        witnesses: the failing partitions' minimal witnesses, when asked for.
     """
 
     path: str
@@ -51,10 +60,15 @@ class FileReport:
     summary: dict[str, Any] = field(default_factory=dict)
     counterexamples: list[Counterexample] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    witnesses: list[Witness] = field(default_factory=list)
 
 
-def check_file(path: str, opts: FileOptions, *, workers: int | None = None) -> FileReport:
-    """Load, check and summarise one history file; problems become ``errors``, never exceptions."""
+def check_file(path: str, opts: FileOptions, *, workers: int | None = None,
+               events: CheckEvents | None = None) -> FileReport:
+    """Load, check and summarise one history file; problems become ``errors``, never exceptions.
+
+    ``events`` hears the file's plan before the check and each partition's verdict as it comes.
+    """
     from checkers.models import ModelError, choose_model, make_model
     from harness.history.errors import HistoryError, Problem
     from harness.history.formats import detect_format, load_history
@@ -69,13 +83,14 @@ def check_file(path: str, opts: FileOptions, *, workers: int | None = None) -> F
         fmt = detect_format(path) if opts.fmt == "auto" else opts.fmt
         semantics = semantics_for(fmt, opts.nil_read)
         warnings: list[Problem] = []
-        result = _check_sharded(path, fmt, opts, workers, start)
+        result = _check_sharded(path, fmt, opts, workers, start, events)
         if result is None:
             calls = pair_calls(load_history(path, fmt, warnings=warnings))
             name = opts.model or choose_model(fmt, {c.f for c in calls})
             model = make_model(name, opts.init, nil_read=semantics.nil_read)
             result = check_calls(calls, model, partition=opts.partition, timeout=opts.timeout,
-                                 all_violations=opts.all_violations, explain=opts.explain, workers=workers)
+                                 all_violations=opts.all_violations, explain=opts.explain, workers=workers,
+                                 **_search_options(path, opts, events))
     except HistoryError as e:
         return FileReport(path, None, {"path": path, "valid": None, "error": str(e.problems[0])},
                           errors=[str(p) for p in e.problems])
@@ -85,14 +100,36 @@ def check_file(path: str, opts: FileOptions, *, workers: int | None = None) -> F
     finally:
         if was_enabled:
             gc.enable()
+    witnesses = [f.witness for f in result.failures if f.witness is not None]
+    if witnesses:
+        from checkers.linearizability.witness_io import attach_sources
+
+        attach_sources(path, fmt, witnesses)
     summary = summarise(path, fmt, result, time.monotonic() - start)
     summary["semantics"] = semantics.to_dict()
     summary["warnings"] = [str(w) for w in warnings]
     return FileReport(path, result.valid, summary,
-                      [f.counterexample for f in result.failures if f.counterexample is not None])
+                      [f.counterexample for f in result.failures if f.counterexample is not None],
+                      witnesses=witnesses)
 
 
-def _check_sharded(path: str, fmt: str, opts: FileOptions, workers: int | None, start: float) -> CheckResult | None:
+def _search_options(path: str, opts: FileOptions, events: CheckEvents | None) -> dict[str, Any]:
+    """check_calls's search options and event hooks for one file."""
+    from checkers.linearizability.memory import default_max_memory
+
+    out: dict[str, Any] = {"split": opts.split, "witness": opts.witness and opts.explain,
+                           "max_memory": opts.max_memory or default_max_memory()}
+    if events is not None:
+        from checkers.linearizability.estimate import plan
+        from checkers.linearizability.progress import partition_record
+
+        out["on_parts"] = lambda parts: events.planned(path, plan(parts, split=opts.split))
+        out["on_verdict"] = lambda v: events.decided(path, partition_record(v))
+    return out
+
+
+def _check_sharded(path: str, fmt: str, opts: FileOptions, workers: int | None, start: float,
+                   events: CheckEvents | None = None) -> CheckResult | None:
     """A big Parquet or JSONL file checked end to end in several processes
     (:mod:`checkers.linearizability.sharded`), or None for the one-process path."""
     import multiprocessing
@@ -111,8 +148,14 @@ def _check_sharded(path: str, fmt: str, opts: FileOptions, workers: int | None, 
 
     model = make_model(opts.model or choose_model(fmt, plan.fs), opts.init,
                        nil_read=semantics_for(fmt, opts.nil_read).nil_read)
+    search = _search_options(path, opts, events)
+    search.pop("on_parts", None)
+    if events is not None:
+        from checkers.linearizability.estimate import FilePlan
+
+        events.planned(path, FilePlan(plan.partitions, 0, 0, 0, 0.0))
     return sharded.check_sharded(path, fmt, model, plan, shares=shares, start=start, timeout=opts.timeout,
-                                 all_violations=opts.all_violations, explain=opts.explain)
+                                 all_violations=opts.all_violations, explain=opts.explain, **search)
 
 
 def summarise(path: str, fmt: str, result: CheckResult, seconds: float) -> dict[str, Any]:
@@ -123,13 +166,23 @@ def summarise(path: str, fmt: str, result: CheckResult, seconds: float) -> dict[
         "partitions": result.partitions, "checked": result.checked,
         "invalid_keys": result.invalid_keys, "unknown_keys": result.unknown_keys,
     }
+    if result.unknown_keys:
+        out["unknown_reasons"] = result.unknown_reasons
     out["failures"] = [
         {"key": f.label, "method": f.method, "prefix": len(f.counterexample.prefix) if f.counterexample else None,
          "stuck": [f.counterexample.ops[s.op].description for s in f.counterexample.stuck]
-         if f.counterexample else []}
+         if f.counterexample else [], **_witness_summary(f)}
         for f in result.failures
     ]
     return out
+
+
+def _witness_summary(f: PartitionVerdict) -> dict[str, Any]:
+    w = f.witness
+    if w is None:
+        return {}
+    return {"witness": [{"op": text, "source": w.source(c)} for c, text in zip(w.calls, w.descriptions, strict=True)],
+            "witness_minimal": w.minimal, "witness_seconds": round(w.seconds, 4)}
 
 
 PARALLEL_MIN_FILES = 2
@@ -138,13 +191,15 @@ PARALLEL_MIN_BYTES = 64 * 1024
 """Files smaller than this in all are checked in this process: forking would cost more."""
 
 
-def check_files(paths: list[str], opts: FileOptions, jobs: int | None = None) -> Iterator[FileReport]:
+def check_files(paths: list[str], opts: FileOptions, jobs: int | None = None,
+                events: CheckEvents | None = None) -> Iterator[FileReport]:
     """Check each file, yielding reports in the order given.
 
     Args:
         paths: history files.
         opts: how to check them.
         jobs: processes; None uses every core when there is enough work, and one otherwise.
+        events: hears each file's plan and each partition's verdict as they come, from every process.
     """
     sizes = [_size(p) for p in paths]
     if jobs is None:
@@ -152,9 +207,15 @@ def check_files(paths: list[str], opts: FileOptions, jobs: int | None = None) ->
         jobs = min(os.cpu_count() or 1, len(paths)) if enough else 1
     if jobs <= 1 or len(paths) <= 1:
         for p in paths:
-            yield check_file(p, opts)
+            yield check_file(p, opts, events=events)
         return
-    yield from _forked(paths, sizes, opts, jobs)
+    import dataclasses
+
+    from checkers.linearizability.memory import default_max_memory, share
+
+    # The memory bound is for all the processes checking at once: each worker gets its share.
+    each = dataclasses.replace(opts, max_memory=share(opts.max_memory or default_max_memory(), jobs))
+    yield from _forked(paths, sizes, each, jobs, events)
 
 
 def _size(path: str) -> int:
@@ -164,13 +225,14 @@ def _size(path: str) -> int:
         return 0
 
 
-def _forked(paths: list[str], sizes: list[int], opts: FileOptions, jobs: int) -> Iterator[FileReport]:
+def _forked(paths: list[str], sizes: list[int], opts: FileOptions, jobs: int,
+            events: CheckEvents | None = None) -> Iterator[FileReport]:
     """Check files in ``jobs`` forked workers that take the biggest file left whenever they are free.
 
     The work queue is a file of 4-byte indices, biggest file first, whose offset the workers share
     (each read takes the next index atomically), so the longest file starts at once and the others
     fill in around it. Each worker sends back pickled reports on its own pipe; they are yielded in
-    the order given as soon as every earlier one is in.
+    the order given as soon as every earlier one is in. Events (index -1) are passed on at once.
     """
     import contextlib
     import pickle
@@ -192,7 +254,7 @@ def _forked(paths: list[str], sizes: list[int], opts: FileOptions, jobs: int) ->
             pid = os.fork()
             if pid == 0:  # pragma: no cover - runs in the child
                 os.close(r)
-                _worker(queue.fileno(), w, paths, opts)
+                _worker(queue.fileno(), w, paths, opts, events is not None)
             os.close(w)
             pids.append(pid)
             sel.register(r, selectors.EVENT_READ, bytearray())
@@ -220,6 +282,11 @@ def _forked(paths: list[str], sizes: list[int], opts: FileOptions, jobs: int) ->
                     n = int.from_bytes(buf[:8], "little")
                     i, got = pickle.loads(buf[8:8 + n])
                     del buf[:8 + n]
+                    if i < 0:
+                        if events is not None:
+                            kind, path, payload = got
+                            getattr(events, kind)(path, payload)
+                        continue
                     done[i] = got
     finally:
         for key in list(sel.get_map().values()):
@@ -232,11 +299,36 @@ def _forked(paths: list[str], sizes: list[int], opts: FileOptions, jobs: int) ->
         queue.close()
 
 
-def _worker(queue: int, out: int, paths: list[str], opts: FileOptions) -> None:  # pragma: no cover
+def _send(out: int, message: Any) -> None:  # pragma: no cover - runs in the child
+    """Write one length-prefixed pickled message on the pipe ``out``."""
+    import pickle
+
+    data = pickle.dumps(message)
+    data = len(data).to_bytes(8, "little") + data
+    view = memoryview(data)
+    while view:
+        view = view[os.write(out, view):]
+
+
+class _PipeEvents:  # pragma: no cover - runs in the child
+    """Events of a forked worker, sent to the parent as ``(-1, (kind, path, payload))``."""
+
+    def __init__(self, out: int) -> None:
+        self.out = out
+
+    def planned(self, path: str, plan: Any) -> None:
+        _send(self.out, (-1, ("planned", path, plan)))
+
+    def decided(self, path: str, partition: dict[str, Any]) -> None:
+        _send(self.out, (-1, ("decided", path, partition)))
+
+
+def _worker(queue: int, out: int, paths: list[str], opts: FileOptions, send_events: bool) -> None:  # pragma: no cover
     """A forked worker: check the files whose indices it takes from ``queue``, report on ``out``, exit."""
     import pickle
 
     code = 0
+    events = _PipeEvents(out) if send_events else None
     try:
         while True:
             raw = os.read(queue, 4)
@@ -245,7 +337,7 @@ def _worker(queue: int, out: int, paths: list[str], opts: FileOptions) -> None: 
             i = int.from_bytes(raw, "little")
             got: Any
             try:
-                got = check_file(paths[i], opts, workers=1)
+                got = check_file(paths[i], opts, workers=1, events=events)
             except BaseException as e:  # re-raised by the parent
                 got = e
             try:

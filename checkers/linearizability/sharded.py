@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from checkers.linearizability.checker import CheckResult, PartitionVerdict, check_partition, fill_result
+from checkers.linearizability.memory import share
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from multiprocessing.connection import Connection
 
     from checkers.models.keyed import Keyed
@@ -106,7 +108,9 @@ def plan_shards(path: str, fmt: str, shares: int) -> ShardPlan | None:
 
 
 def check_sharded(path: str, fmt: str, model: Keyed, plan: ShardPlan, *, shares: int, start: float,
-                  timeout: float | None, all_violations: bool, explain: bool) -> CheckResult | None:
+                  timeout: float | None, all_violations: bool, explain: bool, split: bool = True,
+                  witness: bool = False, max_memory: int | None = None,
+                  on_verdict: Callable[[PartitionVerdict], None] | None = None) -> CheckResult | None:
     """Check ``path`` in ``shares`` processes by ``plan``; None when a share finds a malformed row.
 
     Args:
@@ -119,11 +123,16 @@ def check_sharded(path: str, fmt: str, model: Keyed, plan: ShardPlan, *, shares:
         timeout: seconds from ``start`` before a key's verdict is unknown.
         all_violations: keep checking after the first invalid key.
         explain: attach counterexamples.
+        split: search a key's independent components apart (a key is one component: no effect).
+        witness: find a minimal witness for each invalid key.
+        max_memory: bytes all the shares may hold; each share gets its part.
+        on_verdict: called in this process with each key's verdict as it arrives.
 
     Raises:
         checkers.models.ModelError: a call the model cannot take (as on the one-process path).
     """
-    options = {"deadline": None if timeout is None else start + timeout, "explain": explain}
+    options = {"deadline": None if timeout is None else start + timeout, "explain": explain, "split": split,
+               "witness": witness, "max_rss": share(max_memory, shares)}
     ctx = multiprocessing.get_context("fork")
     conns: list[Connection] = []
     procs = []
@@ -136,7 +145,7 @@ def check_sharded(path: str, fmt: str, model: Keyed, plan: ShardPlan, *, shares:
             send.close()
             conns.append(recv)
             procs.append(proc)
-        if not _collect(conns, found, all_violations):
+        if not _collect(conns, found, all_violations, on_verdict):
             return None
     finally:
         for proc in procs:
@@ -150,7 +159,8 @@ def check_sharded(path: str, fmt: str, model: Keyed, plan: ShardPlan, *, shares:
     return fill_result(CheckResult(True, model.name, plan.calls, partitions=plan.partitions), verdicts, start)
 
 
-def _collect(conns: list[Connection], found: list[tuple[int, PartitionVerdict]], all_violations: bool) -> bool:
+def _collect(conns: list[Connection], found: list[tuple[int, PartitionVerdict]], all_violations: bool,
+             on_verdict: Callable[[PartitionVerdict], None] | None = None) -> bool:
     """Gather the shares' verdicts into ``found``; False when one found a malformed row."""
     from multiprocessing.connection import wait
 
@@ -164,6 +174,9 @@ def _collect(conns: list[Connection], found: list[tuple[int, PartitionVerdict]],
                 raise RuntimeError("a checker process died before it had checked its keys") from None
             if what == "verdicts":
                 found.extend(got)
+                if on_verdict is not None:
+                    for _, v in got:
+                        on_verdict(v)
                 if not all_violations and any(v.valid is False for _, v in got):
                     return True
             elif what == "done":

@@ -5,11 +5,18 @@ the test: a candidate sub-history "fails" when it is proven not linearizable und
 The result is *1-minimal*: it is not linearizable, and removing any one of its ops makes it
 linearizable (each such removal is checked, not assumed).
 
+Well formed. A sub-history must pass the history validator, and no op in it may read a value from
+nowhere (:meth:`ModelBase.unexplained`: a read of 3 with no write of 3 left, a kv get whose string
+the remaining puts and appends cannot spell). Without that rule ddmin cuts the writer away and
+returns the lone read, which is not linearizable for a reason the original history never had. So
+removing an op also removes the ops that only it could explain (repeatedly; :func:`closure`), and
+that is what "removing one op" means above. When the original history itself reads a value from
+nowhere, that is the violation, and the rule is not applied.
+
 Info ops are handled soundly by a dominance argument, not by search: an info op may take effect or
 not, so removing one only takes options away and can never make an invalid history valid. Every info
-op is therefore removed up front (one check confirms it), and a 1-minimal witness never holds one.
-Removing a definite op (both its invocation and its completion) keeps the history well formed; every
-candidate is still run through the history validator, and one that is not well formed is not used.
+op is therefore removed up front (one check confirms it), with the reads only it explains; a
+1-minimal witness holds an info op only when it explains a read.
 
 The cost is bounded: each candidate check gets a step budget, and all of them together at most
 :data:`BUDGET_FACTOR` times the steps of the original check (with a floor for checks the fast path
@@ -20,6 +27,7 @@ not proven minimal.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -78,15 +86,27 @@ class Witness:
 
 
 class _Tester:
-    """Checks candidate sub-histories, with a shared step budget and a memo of answers."""
+    """Checks candidate sub-histories, with a shared step budget and a memo of answers.
 
-    def __init__(self, part: Partition, budget: int, max_rss: int | None) -> None:
+    With ``closed`` set, each candidate is first closed (:func:`closure`) and the closed candidate is
+    what gets checked and kept.
+    """
+
+    def __init__(self, part: Partition, encoded: dict[int, tuple[Any, Any]], init: Any, budget: int,
+                 max_rss: int | None) -> None:
         self.part = part
+        self.encoded = encoded
+        self.init = init
+        self.closed = False
         self.left = budget
         self.max_rss = max_rss
         self.tests = 0
         self.nodes = 0
         self.memo: dict[tuple[int, ...], bool | str | None] = {}
+
+    def reduce(self, calls: list[Call]) -> list[Call]:
+        """The candidate as checked: closed when the rule applies."""
+        return closure(calls, self.part.model, self.encoded, self.init) if self.closed else calls  # type: ignore[arg-type]
 
     def verdict(self, calls: list[Call]) -> bool | str | None:
         """True, False, or None when the budget ran out or the candidate is not well formed."""
@@ -114,6 +134,16 @@ class _Tester:
         return self.verdict(calls) is False
 
 
+def closure(calls: list[Call], model: ModelBase, encoded: dict[int, tuple[Any, Any]], init: Any) -> list[Call]:
+    """``calls`` without the ops that read a value from nowhere, repeatedly (removing a cas can leave
+    a read of its value unexplained)."""
+    while True:
+        bad = set(model.unexplained([encoded[c.id] for c in calls], init))
+        if not bad:
+            return calls
+        calls = [c for k, c in enumerate(calls) if k not in bad]
+
+
 def well_formed(calls: list[Call]) -> bool:
     """Whether the calls' ops, in history order, pass the history validator."""
     from harness.history.validate import Validator
@@ -123,8 +153,13 @@ def well_formed(calls: list[Call]) -> bool:
     return not any(feed(k, op) for k, op in enumerate(ops, start=1))
 
 
-def ddmin(items: list[Call], fails: Any) -> list[Call]:
-    """Zeller's ddmin: a 1-minimal sublist of ``items`` (which must fail) for which ``fails`` holds."""
+def ddmin(items: list[Call], fails: Callable[[list[Call]], bool],
+          reduce: Callable[[list[Call]], list[Call]] = lambda c: c) -> list[Call]:
+    """Zeller's ddmin: a 1-minimal sublist of ``items`` (which must fail) for which ``fails`` holds.
+
+    Each candidate goes through ``reduce`` first (which may only drop items); the reduced candidate is
+    what is tested and kept.
+    """
     n = 2
     while len(items) >= 2:
         size = len(items)
@@ -132,20 +167,26 @@ def ddmin(items: list[Call], fails: Any) -> list[Call]:
         chunks = [items[bounds[k]:bounds[k + 1]] for k in range(n)]
         reduced = False
         for chunk in chunks:
-            if len(chunk) < size and fails(chunk):
-                items, n, reduced = chunk, 2, True
+            cand = reduce(chunk)
+            if cand and len(cand) < size and fails(cand):
+                items, n, reduced = cand, 2, True
                 break
         if not reduced:
             for k in range(n):
-                rest = [c for j, chunk in enumerate(chunks) if j != k for c in chunk]
-                if len(rest) < size and fails(rest):
-                    items, n, reduced = rest, max(n - 1, 2), True
+                cand = reduce([c for j, chunk in enumerate(chunks) if j != k for c in chunk])
+                if cand and len(cand) < size and fails(cand):
+                    items, n, reduced = cand, max(n - 1, 2), True
                     break
         if not reduced:
             if n >= size:
                 break
             n = min(2 * n, size)
     return items
+
+
+def removals(found: list[Call], reduce: Callable[[list[Call]], list[Call]]) -> list[list[Call]]:
+    """The sub-histories left by removing each op of ``found`` in turn (then reduced)."""
+    return [reduce([c for c in found if c is not drop]) for drop in found]
 
 
 def find_witness(part: Partition, entries: list[Entry], verdict: PartitionVerdict, *,
@@ -160,17 +201,23 @@ def find_witness(part: Partition, entries: list[Entry], verdict: PartitionVerdic
     """
     started = time.monotonic()
     model: ModelBase = part.model  # type: ignore[assignment]
-    tester = _Tester(part, BUDGET_FACTOR * max(verdict.nodes, BUDGET_FLOOR // BUDGET_FACTOR), max_rss)
+    init = model.init()  # type: ignore[attr-defined]
+    encoded = {e.call.id: (e.input, e.output) for e in entries}
+    tester = _Tester(part, encoded, init, BUDGET_FACTOR * max(verdict.nodes, BUDGET_FLOOR // BUDGET_FACTOR),
+                     max_rss)
     calls = sorted((e.call for e in entries), key=lambda c: c.invoke.index)
-    definite = [c for c in calls if c.outcome is not OpType.INFO]
-    if tester.fails(definite):
+    closed = closure(calls, model, encoded, init)
+    # The entries are proven not linearizable; if they read nothing from nowhere, no check is needed.
+    tester.closed = len(closed) == len(calls) or (bool(closed) and tester.fails(closed))
+    definite = tester.reduce([c for c in calls if c.outcome is not OpType.INFO])
+    if definite and tester.fails(definite):
         start = definite
-    elif tester.fails(calls):  # only when a check ran out of budget: info ops never rescue a history
-        start = calls
+    elif tester.fails(tester.reduce(calls)):  # info ops never rescue a history, but they may explain reads
+        start = tester.reduce(calls)
     else:
         return None
-    found = ddmin(start, tester.fails)
-    minimal = all(tester.verdict([c for c in found if c is not drop]) is True for drop in found)
+    found = ddmin(start, tester.fails, tester.reduce)
+    minimal = all(not rest or tester.verdict(rest) is True for rest in removals(found, tester.reduce))
     return _witness(part, model, found, minimal, len(calls), tester, started)
 
 

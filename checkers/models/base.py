@@ -167,6 +167,17 @@ class ModelBase:
         """A polynomial verdict for special histories, or None when it does not apply."""
         return None
 
+    def unexplained(self, ops: Sequence[tuple[Any, Any]], init: Any) -> list[int]:
+        """Positions of the ops among ``ops`` (``(input, output)`` pairs, unknown outputs included)
+        whose known output no op among ``ops`` could have produced from ``init``: they read a value
+        from nowhere (a read of 3 with no write of 3).
+
+        The minimal-witness search keeps its sub-histories free of such ops, so that a witness shows
+        why the ops cannot be ordered, not a read whose writer was cut away. Any answer that names
+        only ops whose output truly cannot be produced is sound; the default names none.
+        """
+        return []
+
     def describe_operation(self, input: Any, output: Any) -> str:
         """A human description of one op, such as ``write 3`` or ``read -> 3``."""
         f, value = input if isinstance(input, tuple) and len(input) == 2 else (input, None)

@@ -73,6 +73,18 @@ class Keyed(ModelBase):
         """The key's slot: keys are independent."""
         return input[0]
 
+    def unexplained(self, ops: Sequence[tuple[Any, Any]], init: Any) -> list[int]:
+        """The inner model's answer, key by key, each key from its own initial state."""
+        by_slot: dict[int, list[int]] = defaultdict(list)
+        for k, ((slot, _), _) in enumerate(ops):
+            by_slot[slot].append(k)
+        out: list[int] = []
+        for slot, positions in by_slot.items():
+            start = init[slot] if slot < len(init) else self.inner.init()  # type: ignore[attr-defined]
+            inner = [(ops[k][0][1], ops[k][1]) for k in positions]
+            out.extend(positions[j] for j in self.inner.unexplained(inner, start))
+        return sorted(out)
+
     def prune(self, entries: list[Entry]) -> list[Entry]:
         """Prune key by key with the inner model's rules."""
         groups: dict[int, list[Entry]] = defaultdict(list)

@@ -78,6 +78,20 @@ class KvString(ModelBase):
                 bases.append(arg)
         return any(output.startswith(b) and spells(output, len(b), pieces) for b in bases)
 
+    def unexplained(self, ops: Sequence[tuple[Any, Any]], init: Any) -> list[int]:
+        """Ok gets of a string that no put among ``ops`` (nor ``init``) followed by distinct appends
+        among ``ops`` spells."""
+        bases = {init}
+        pieces = []
+        for (f, arg), _ in ops:
+            if f == PUT:
+                bases.add(arg)
+            elif f == APPEND and arg:
+                pieces.append(arg)
+        return [k for k, ((f, _), result) in enumerate(ops)
+                if f == GET and result is not UNKNOWN
+                and not any(result.startswith(b) and spells(result, len(b), pieces) for b in bases)]
+
     def describe_operation(self, input: Any, output: Any) -> str:
         """``get -> 'x'``, ``put 'x'``, ``append 'x'``."""
         f, arg = input

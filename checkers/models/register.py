@@ -97,6 +97,24 @@ class Register(ModelBase):
         """Drop info reads, and info writes and cases whose value nobody can observe."""
         return prune_unobserved(super().prune(entries))
 
+    def unexplained(self, ops: Sequence[tuple[Any, Any]], init: Any) -> list[int]:
+        """Ok reads of a value, and ok cases from a value, that is neither ``init`` nor written by any
+        other write or cas among ``ops``."""
+        made: dict[Any, int] = {init: 1}
+        for (f, arg), _ in ops:
+            if f in (WRITE, CAS):
+                value = arg if f == WRITE else arg[1]
+                made[value] = made.get(value, 0) + 1
+        out = []
+        for k, ((f, arg), result) in enumerate(ops):
+            if result is UNKNOWN:
+                continue
+            if f == READ and result not in made:
+                out.append(k)
+            elif f == CAS and result is True and made.get(arg[0], 0) - (arg[0] == arg[1]) <= 0:
+                out.append(k)  # a cas from 0 to 0 does not explain its own 0
+        return out
+
     def fast_check(self, entries: Sequence[Entry], init: Any) -> bool | None:
         """The polynomial unique-values check, when every write is unique and there is no cas."""
         return unique_register_verdict(entries, init)

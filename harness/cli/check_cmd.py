@@ -1,6 +1,7 @@
 """``fencepost check``: check recorded histories for linearizability.
 
-One line per file (or, with ``--json``, one JSON object per file per line). The exit code is the
+One line per file (or, with ``--json``, one JSON object per decided partition as soon as it is decided,
+``"event": "partition"``, and one per file, ``"event": "file"``). The exit code is the
 worst verdict: invalid 1, then unknown 2, then valid 0; a file that cannot be checked gives 3.
 Without ``--model`` the model is picked by format, then by the functions present (see
 :mod:`checkers.models`). Each format is checked with its own semantics (:mod:`harness.history.semantics`):
@@ -29,7 +30,8 @@ FORMATS = ["auto", "jsonl", "edn", "parquet", "porcupine-etcd", "porcupine-kv"]
 MODELS = ["register", "cas-register", "etcd", "kv", "log", "set", "multi-register", "mutex"]
 
 
-def _reports(paths: list[str], opts: Any, jobs: int | None, engine: str, spark_master: str | None) -> Iterator[Any]:
+def _reports(paths: list[str], opts: Any, jobs: int | None, engine: str, spark_master: str | None,
+             events: Any = None) -> Iterator[Any]:
     """Reports in the order given: every file on the local engine (in parallel), unless the engine
     chosen for some file is Spark; then file by file, each on its own engine."""
     from checkers.linearizability.run import check_files
@@ -41,7 +43,7 @@ def _reports(paths: list[str], opts: Any, jobs: int | None, engine: str, spark_m
             for path in paths:
                 yield check_path(path, opts, engine=engine, spark_master=spark_master)
             return
-    for report in check_files(paths, opts, jobs):
+    for report in check_files(paths, opts, jobs, events):
         report.summary.setdefault("engine", "local")
         yield report
 
@@ -72,9 +74,23 @@ def _verdict_word(valid: Any) -> str:
               help="local processes, or Spark; auto picks Spark for histories of 1,000,000 events or more")
 @click.option("--spark-master", default=None,
               help="Spark master URL (default: SPARK_REMOTE, then spark.master, then local[*])")
+@click.option("--witness", "witness_dir", default=None,
+              help="write a 1-minimal failing sub-history per invalid partition into DIR as JSONL "
+                   "(<file>.<key>.witness.jsonl); --explain and --html show it first")
+@click.option("--max-memory", default=None,
+              help="memory the search may use, e.g. 1G or 512M; a partition past it is unknown "
+                   "(default: half the machine's memory)")
+@click.option("--plan", "show_plan", is_flag=True,
+              help="print every file's partitions, concurrency, info ops and difficulty estimate first "
+                   "(files estimated at 5 s or more always get it)")
+@click.option("--progress/--no-progress", default=None,
+              help="a progress bar on stderr (default: when stderr is a terminal)")
+@click.option("--no-split", is_flag=True,
+              help="search a partition's keys together, not apart (benchmarks; with --no-partition: the raw search)")
 def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | None, nil_read: str | None,
           timeout: float | None, no_partition: bool, all_violations: bool, as_json: bool, html_dir: str | None,
-          explain: bool, jobs: int | None, engine: str, spark_master: str | None) -> None:
+          explain: bool, jobs: int | None, engine: str, spark_master: str | None, witness_dir: str | None,
+          max_memory: str | None, show_plan: bool, progress: bool | None, no_split: bool) -> None:
     """Check the histories at PATHS (files, or Jepsen run folders) for linearizability."""
     from checkers.linearizability.run import FileOptions
     from harness.history import jepsen_store
@@ -87,11 +103,55 @@ def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | 
         fail("--timeout must be positive")
     if html_dir is not None:
         os.makedirs(html_dir, exist_ok=True)
+    memory = _max_memory(max_memory)
+    if witness_dir is not None:
+        os.makedirs(witness_dir, exist_ok=True)
+    wants_witness = witness_dir is not None or explain or html_dir is not None
     opts = FileOptions(fmt=fmt, model=model, init=init, timeout=timeout, partition=not no_partition,
-                       all_violations=all_violations, explain=as_json or explain or html_dir is not None,
-                       nil_read=nil_read)
+                       all_violations=all_violations, explain=as_json or wants_witness, nil_read=nil_read,
+                       split=not no_split, max_memory=memory, witness=wants_witness)
+    from checkers.linearizability.progress import ConsoleEvents
+
+    events = ConsoleEvents(stream_json=as_json, plans=True if show_plan else None,
+                           progress=sys.stderr.isatty() if progress is None else progress)
+    try:
+        codes = _report_all(files, opts, jobs, engine, spark_master, events, as_json=as_json, explain=explain,
+                            html_dir=html_dir, witness_dir=witness_dir)
+    finally:
+        events.close()
+    sys.stdout.flush()
+    sys.exit(worst(codes))
+
+
+def _recheck(summary: dict[str, Any], opts: Any) -> str:
+    """The command that checks a witness file with the model and semantics the file was checked with."""
+    line = f"fencepost check --model {summary['model']}"
+    if summary.get("semantics", {}).get("nil_read", "absent") != "absent":
+        line += f" --nil-read {summary['semantics']['nil_read']}"
+    if opts.init is not None:
+        line += f" --init '{json.dumps(opts.init, default=str)}'"
+    return line
+
+
+def _max_memory(text: str | None) -> int | None:
+    """``--max-memory`` in bytes (None: the default share); a bad size is one clear error, exit 3."""
+    if text is None:
+        return None
+    from checkers.linearizability.memory import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        fail(f"--max-memory: {e}")
+
+
+def _report_all(files: list[str], opts: Any, jobs: int | None, engine: str, spark_master: str | None, events: Any,
+                *, as_json: bool, explain: bool, html_dir: str | None, witness_dir: str | None) -> list[int]:
+    """Print each file's report as it comes; the exit codes."""
+    from harness.history import jepsen_store
+
     codes: list[int] = []
-    for report in _reports(files, opts, jobs, engine, spark_master):
+    for report in _reports(files, opts, jobs, engine, spark_master, events):
         for warning in report.summary.get("warnings", []):
             click.echo(f"fencepost: warning: {warning}", err=True)
         if report.valid is None:
@@ -99,7 +159,7 @@ def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | 
             for line in report.errors:
                 click.echo(f"fencepost: error: {line}", err=True)
             if as_json:
-                click.echo(json.dumps(report.summary))
+                click.echo(json.dumps({"event": "file", **report.summary}))
             else:
                 click.echo(f"{report.path}: ERROR {report.errors[0] if report.errors else ''}")
             continue
@@ -108,10 +168,16 @@ def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | 
         results = jepsen_store.results_beside(report.path)
         if results is not None:
             s["jepsen"] = jepsen_store.compare(report.valid, jepsen_store.jepsen_verdict(results))
+        if witness_dir is not None and report.witnesses:
+            from checkers.linearizability.witness_io import write_witness
+
+            s["witness_files"] = [write_witness(witness_dir, report.path, w) for w in report.witnesses]
         if as_json:
-            click.echo(json.dumps(s, default=str))
+            click.echo(json.dumps({"event": "file", **s}, default=str))
         else:
             keys = f" invalid keys: {', '.join(map(repr, s['invalid_keys'][:5]))}" if s["invalid_keys"] else ""
+            if s.get("unknown_reasons"):
+                keys += f" unknown: {s['unknown_reasons'][0]}"
             click.echo(f"{report.path}: {_verdict_word(report.valid)} (model {s['model']}, {s['ops']} ops, "
                        f"{s['partitions']} partition{'s' if s['partitions'] != 1 else ''}, "
                        f"{s['seconds']:.3f}s, engine {s.get('engine', 'local')}){keys}")
@@ -120,16 +186,17 @@ def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | 
             if explain and report.counterexamples:
                 from checkers.linearizability.explain import explain_all
 
-                click.echo(explain_all(report.counterexamples))
+                click.echo(explain_all(report.counterexamples, witnesses=report.witnesses, recheck=_recheck(s, opts)))
+            for written in s.get("witness_files", []):
+                click.echo(f"  witness: {written}")
         if html_dir is not None and report.valid is False:
             from checkers.linearizability.html import render_html
 
             out = os.path.join(html_dir, os.path.basename(report.path) + ".html")
             facts = {k: s[k] for k in ("valid", "model", "ops", "partitions", "invalid_keys")}
             with open(out, "w", encoding="utf-8") as fh:
-                fh.write(render_html(report.path, report.counterexamples, facts))
-    sys.stdout.flush()
-    sys.exit(worst(codes))
+                fh.write(render_html(report.path, report.counterexamples, facts, report.witnesses))
+    return codes
 
 
 def _parse_init(text: str) -> Any:
