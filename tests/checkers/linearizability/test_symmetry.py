@@ -21,7 +21,7 @@ from tests.checkers.linearizability.test_properties import corrupt
 
 
 def search_verdict(calls: list[Call], model_name: str, symmetry: bool) -> bool | None:
-    model = make_model(model_name).inner
+    model: Any = make_model(model_name).inner
     entries = model.prune(encode(calls, model))
     return Search(entries, model, model.init(), symmetry=symmetry).run()
 
@@ -47,7 +47,7 @@ def test_symmetry_agrees_with_brute_force_on_kv(ops: list[Op], pick: int, value:
 
 def test_symmetry_searches_less_on_a_hard_history() -> None:
     calls = pair_calls(list(HistoryGenerator(200, keys=1, processes=40, seed=1, info_rate=0.0)))
-    model = make_model("cas-register").inner
+    model: Any = make_model("cas-register").inner
     entries = model.prune(encode(calls, model))
     on = Search(entries, model, model.init(), symmetry=True)
     off = Search(entries, model, model.init(), symmetry=False)
