@@ -80,7 +80,7 @@ class ConsoleEvents:
 
     def _err(self, text: str) -> None:
         if self._progress is not None:
-            self._progress.console.print(text, markup=False, highlight=False)
+            self._progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
         else:
             print(text, file=sys.stderr, flush=True)
 
