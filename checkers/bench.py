@@ -1,5 +1,8 @@
 """``fencepost bench checker``: the linearizability checker against Porcupine's published times.
 
+(``--suite hard``: Porcupine's hardest histories as one partition, memory, witnesses, and a baseline
+checkout, in :mod:`checkers.bench_hard`; ``--suite calibrate`` refits the difficulty estimate.)
+
 Two suites, each timed as one cold ``fencepost check`` process (start-up included), ``runs`` times:
 
 * the 108 non-empty Porcupine histories (Porcupine, Go: 0.68 s on the 2-core reference machine);
@@ -81,8 +84,20 @@ def _guided_peer(path: Path) -> dict[str, tuple[int, float]]:
 
 
 def main(runs: int, args: list[str]) -> None:
-    """Run both suites ``runs`` times and print progress, then one JSON line of medians."""
+    """Run both suites ``runs`` times and print progress, then one JSON line of medians.
+
+    ``--suite hard`` runs :mod:`checkers.bench_hard` instead (c50 as one partition, memory, witnesses,
+    and a baseline checkout); ``--suite calibrate`` refits the difficulty estimate.
+    """
     data = _data_dir(args)
+    suite = next((a.split("=", 1)[1] for a in args if a.startswith("--suite=")), None)
+    if "--suite" in args[:-1]:
+        suite = args[args.index("--suite") + 1]
+    if suite in ("hard", "calibrate"):
+        from checkers import bench_hard
+
+        bench_hard.main(runs, args, data) if suite == "hard" else bench_hard.calibrate(data)
+        return
     files = sorted(str(p) for p in (data / "jepsen").glob("*.log"))
     files += sorted(str(p) for p in (data / "kv").glob("*.txt"))
     files = [f for f in files if os.path.getsize(f) > 0]

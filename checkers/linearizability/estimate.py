@@ -15,6 +15,7 @@ an order of magnitude, which is what a user needs to know before a long check.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,33 +69,36 @@ def estimate_steps(ops: int, concurrency: int, info: int) -> float:
 
 def measure(calls: Sequence[Call]) -> tuple[int, int, int]:
     """``(ops, concurrency, info)`` of ``calls``."""
-    events: list[tuple[int, int]] = []
-    ops = info = 0
+    starts: list[int] = []
+    ends: list[int] = []
+    info = 0
+    fail = OpType.FAIL
+    unknown = OpType.INFO
     for c in calls:
-        if c.outcome is OpType.FAIL:
+        outcome = c.outcome
+        if outcome is fail:
             continue
-        ops += 1
-        if c.outcome is OpType.INFO or c.complete is None:
+        complete = c.complete
+        if outcome is unknown or complete is None:
             info += 1
             continue
-        events.append((c.invoke.index, 1))
-        events.append((c.complete.index, -1))
-    events.sort()
-    now = most = 0
-    for _, d in events:
-        now += d
-        most = max(most, now)
-    return ops, most, info
+        starts.append(c.invoke.index)
+        ends.append(complete.index)
+    starts.sort()
+    ends.sort()
+    # Ops open when the k-th one starts: k + 1 started, minus those already ended.
+    most = max((k + 1 - bisect_left(ends, s) for k, s in enumerate(starts)), default=0)
+    return len(starts) + info, most, info
 
 
 def shape(part: Partition, *, split: bool = True) -> Shape:
     """The shape and estimate of one partition; with ``split``, each key is estimated apart and summed."""
-    groups: dict[Any, list[Call]] = {}
-    if split:
+    groups: dict[Any, Sequence[Call]] = {}
+    if split and part.label is None:  # a partition with a label is one key already
         for c in part.calls:
-            groups.setdefault(c.key, []).append(c)
+            groups.setdefault(c.key, []).append(c)  # type: ignore[attr-defined]
     else:
-        groups[None] = list(part.calls)
+        groups[part.label] = part.calls
     ops = most = info = 0
     steps = 0.0
     for calls in groups.values():
@@ -118,6 +122,8 @@ class FilePlan:
         seconds: estimated seconds of search over all partitions.
         hardest: the partitions with the highest estimates, hardest first (up to three).
         estimates: each partition's estimated seconds, by key (drives the progress bar's ETA).
+        exact: False for a file checked in shares (:mod:`checkers.linearizability.sharded`), whose
+            partitions are only counted before the check: the other figures are not computed.
     """
 
     partitions: int
@@ -127,6 +133,7 @@ class FilePlan:
     seconds: float
     hardest: list[Shape] = field(default_factory=list)
     estimates: dict[Any, float] = field(default_factory=dict)
+    exact: bool = True
 
     @property
     def difficulty(self) -> str:
@@ -137,6 +144,9 @@ class FilePlan:
 
     def line(self, path: str) -> str:
         """One line for a person: partitions, concurrency, info ops, difficulty."""
+        if not self.exact:
+            return (f"{path}: {self.partitions} partitions, checked in shares, one process per core "
+                    f"(concurrency, info ops and difficulty are not estimated for such files)")
         per = (f"info ops per partition: max {self.info_max}, {self.info_total / max(1, self.partitions):.1f} "
                f"on average" if self.info_total else "no info ops")
         hard = self.hardest[0] if self.hardest else None

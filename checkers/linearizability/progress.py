@@ -22,7 +22,11 @@ if TYPE_CHECKING:
 
 
 class CheckEvents(Protocol):
-    """Receives a check's events as they happen (all from the parent process)."""
+    """Receives a check's events as they happen (all from the parent process).
+
+    An events object may also say which events it wants, so that no process computes or sends the
+    others: ``wants_partitions`` (a bool, default True) and ``wants_plan(plan)`` (default True).
+    """
 
     def planned(self, path: str, plan: FilePlan) -> None:
         """``path``'s partitions have been found and estimated; none is checked yet."""
@@ -62,6 +66,15 @@ class ConsoleEvents:
         self._task: TaskID | None = None
         if progress:
             self._start_progress()
+
+    @property
+    def wants_partitions(self) -> bool:
+        """Decided partitions are shown only as JSON lines or on the progress bar."""
+        return self.stream_json or self._progress is not None
+
+    def wants_plan(self, plan: FilePlan) -> bool:
+        """Plans are shown when asked for or long, and feed the progress bar."""
+        return bool(self.plans or self._progress is not None or (self.plans is None and plan.seconds >= LONG_CHECK))
 
     def _start_progress(self) -> None:
         from rich.console import Console

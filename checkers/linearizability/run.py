@@ -123,8 +123,16 @@ def _search_options(path: str, opts: FileOptions, events: CheckEvents | None) ->
         from checkers.linearizability.estimate import plan
         from checkers.linearizability.progress import partition_record
 
-        out["on_parts"] = lambda parts: events.planned(path, plan(parts, split=opts.split))
-        out["on_verdict"] = lambda v: events.decided(path, partition_record(v))
+        wants_plan = getattr(events, "wants_plan", lambda p: True)
+
+        def planned(parts: list[Any]) -> None:
+            p = plan(parts, split=opts.split)
+            if wants_plan(p):
+                events.planned(path, p)
+
+        out["on_parts"] = planned
+        if getattr(events, "wants_partitions", True):
+            out["on_verdict"] = lambda v: events.decided(path, partition_record(v))
     return out
 
 
@@ -153,7 +161,9 @@ def _check_sharded(path: str, fmt: str, opts: FileOptions, workers: int | None, 
     if events is not None:
         from checkers.linearizability.estimate import FilePlan
 
-        events.planned(path, FilePlan(plan.partitions, 0, 0, 0, 0.0))
+        coarse = FilePlan(plan.partitions, 0, 0, 0, 0.0, exact=False)
+        if getattr(events, "wants_plan", lambda p: True)(coarse):
+            events.planned(path, coarse)
     return sharded.check_sharded(path, fmt, model, plan, shares=shares, start=start, timeout=opts.timeout,
                                  all_violations=opts.all_violations, explain=opts.explain, **search)
 
@@ -254,7 +264,7 @@ def _forked(paths: list[str], sizes: list[int], opts: FileOptions, jobs: int,
             pid = os.fork()
             if pid == 0:  # pragma: no cover - runs in the child
                 os.close(r)
-                _worker(queue.fileno(), w, paths, opts, events is not None)
+                _worker(queue.fileno(), w, paths, opts, events)
             os.close(w)
             pids.append(pid)
             sel.register(r, selectors.EVENT_READ, bytearray())
@@ -311,10 +321,13 @@ def _send(out: int, message: Any) -> None:  # pragma: no cover - runs in the chi
 
 
 class _PipeEvents:  # pragma: no cover - runs in the child
-    """Events of a forked worker, sent to the parent as ``(-1, (kind, path, payload))``."""
+    """Events of a forked worker, sent to the parent as ``(-1, (kind, path, payload))``; only those the
+    parent's events object wants."""
 
-    def __init__(self, out: int) -> None:
+    def __init__(self, out: int, wanted: Any) -> None:
         self.out = out
+        self.wants_partitions = getattr(wanted, "wants_partitions", True)
+        self.wants_plan = getattr(wanted, "wants_plan", lambda p: True)
 
     def planned(self, path: str, plan: Any) -> None:
         _send(self.out, (-1, ("planned", path, plan)))
@@ -323,12 +336,13 @@ class _PipeEvents:  # pragma: no cover - runs in the child
         _send(self.out, (-1, ("decided", path, partition)))
 
 
-def _worker(queue: int, out: int, paths: list[str], opts: FileOptions, send_events: bool) -> None:  # pragma: no cover
+def _worker(queue: int, out: int, paths: list[str], opts: FileOptions,
+            wanted: CheckEvents | None) -> None:  # pragma: no cover
     """A forked worker: check the files whose indices it takes from ``queue``, report on ``out``, exit."""
     import pickle
 
     code = 0
-    events = _PipeEvents(out) if send_events else None
+    events = _PipeEvents(out, wanted) if wanted is not None else None
     try:
         while True:
             raw = os.read(queue, 4)
