@@ -31,6 +31,8 @@ FIRST_ROUND = 2048
 
 def components(entries: Sequence[Entry], model: ModelBase) -> list[list[int]]:
     """Entry indices grouped by the model's independent component, in order of first appearance."""
+    if type(model).component is ModelBase.component:  # the model declares no components: one
+        return [list(range(len(entries)))]
     groups: dict[Hashable, list[int]] = {}
     component = model.component
     for i, e in enumerate(entries):

@@ -32,6 +32,7 @@ models ask once per independent key.
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import Any
 
@@ -61,7 +62,7 @@ class Search:
     """
 
     def __init__(self, entries: list[Entry], model: ModelBase, init: Any, *, guided: bool = True,
-                 symmetry: bool = True) -> None:
+                 symmetry: bool = True, eager: bool = False) -> None:
         self.step = model.step  # type: ignore[attr-defined]
         self.lazy = bool(getattr(model, "lazy_unknown", False))
         n = len(entries)
@@ -120,8 +121,13 @@ class Search:
                 except TypeError:
                     continue
                 self.before[i] = -1 if prev < 0 else self.bit[prev]
-        if symmetry:
+        # Symmetry pays only on hard searches, and costs a pass over the entries: it is set up once a
+        # search has taken CHECK_EVERY steps, unless ``eager`` (adding it then is sound too; see
+        # _order_identical).
+        self._pending: list[Entry] | None = entries if symmetry else None
+        if symmetry and eager:
             self._order_identical(entries)
+            self._pending = None
         self.state = init
         self.dlin = 0
         self.ilin = 0
@@ -144,7 +150,6 @@ class Search:
         if self.valid is not None:
             return self.valid
         self.stopped = None
-        watch = deadline is not None or max_rss is not None
         step, nxt, prv, is_call, op_of, match = self.step, self.nxt, self.prv, self.is_call, self.op_of, self.match
         inputs, outputs, info, bit, cache = self.inputs, self.outputs, self.info, self.bit, self.cache
         before, overwrites, lazy, reads = self.before, self.overwrites, self.lazy, self.reads
@@ -165,7 +170,10 @@ class Search:
                 if nodes == limit:
                     nodes -= 1
                     break
-                if watch and not nodes & _CHECK_MASK:
+                if not nodes & _CHECK_MASK:
+                    if self._pending is not None:
+                        self._order_identical(self._pending)  # fills `before` in place
+                        self._pending = None
                     if deadline is not None and time.monotonic() > deadline:
                         self.stopped = "time"
                     elif max_rss is not None and rss_bytes() > max_rss:
@@ -264,23 +272,32 @@ class Search:
         dominated one moves later and returned no earlier). Each swap removes an inversion of the
         dominance order, so some linearization respects all of them at once. Each op is tied to the
         nearest op that dominates it (a subset of the constraints, so still sound).
+
+        Set up part way through a search, the rule is still sound: an op already linearized is never
+        blocked again, and from any configuration the exchange argument applies to the ops not yet
+        linearized, so a continuation in dominance order exists if any continuation does; the memo
+        only ever prunes configurations already explored at least as widely.
         """
         by_value: dict[Any, list[int]] = {}
+        info = self.info
         for i, e in enumerate(entries):
-            if not self.info[i]:
+            if not info[i]:
                 try:
                     by_value.setdefault((e.input, e.output), []).append(i)
                 except TypeError:
                     continue
+        returns = [e.return_pos for e in entries]
+        before, bit = self.before, self.bit
+        # Entries usually come in invocation order, and each group with them.
+        ordered = all(a.call_pos < b.call_pos for a, b in itertools.pairwise(entries))
         for group in by_value.values():
-            if len(group) < 2:
-                continue
-            group.sort(key=lambda i: (entries[i].call_pos, entries[i].return_pos))
+            if not ordered:
+                group.sort(key=lambda i: (entries[i].call_pos, returns[i]))
             for j in range(1, len(group)):
                 b = group[j]
                 for a in reversed(group[max(0, j - SYMMETRY_SCAN):j]):
-                    if entries[a].return_pos <= entries[b].return_pos:
-                        self.before[b] = self.bit[a]
+                    if returns[a] <= returns[b]:
+                        before[b] = bit[a]
                         break
 
     def _feasible(self, node: int, state: Any) -> bool:
