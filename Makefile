@@ -14,7 +14,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
-	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev]'
 	@touch $(STAMP)
 	@echo "setup: $(VENV) is ready"
 

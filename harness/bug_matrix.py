@@ -15,13 +15,13 @@ import json
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.bug_recipes import RECIPES, recipe
 from harness.config import TestConfig
+from harness.systems.api import Recipe
 
 CLEAN = "clean"
 """The case name prefix of runs without a bug."""
@@ -57,45 +57,48 @@ class Cell:
         return self.verdict is False
 
 
-def _recipe_key(bug: str) -> str:
+def _recipe_key(bug: str, recipes: Mapping[str, Recipe]) -> str:
     """Bugs whose recipes are the same test share one key (an unknown name is its own key)."""
-    return json.dumps(RECIPES[bug].config_fields(), sort_keys=True) if bug in RECIPES else bug
+    return json.dumps(recipes[bug].config_fields(), sort_keys=True) if bug in recipes else bug
 
 
-def plan(bugs: Sequence[str], seeds: Sequence[int], *, clean: bool = True,
-         with_bugs: bool = True) -> list[tuple[str | None, str, int]]:
+def plan(bugs: Sequence[str], seeds: Sequence[int], *, clean: bool = True, with_bugs: bool = True,
+         recipes: Mapping[str, Recipe] | None = None) -> list[tuple[str | None, str, int]]:
     """``(bug or None, recipe's bug, seed)`` for every run, bug runs first, in a stable order.
 
     The clean system runs each distinct recipe once per seed: two bugs with the same recipe (the fsync
     bugs, say) share their clean runs. ``with_bugs=False`` plans the clean runs alone."""
     runs: list[tuple[str | None, str, int]] = [(b, b, s) for b in bugs for s in seeds] if with_bugs else []
     if clean:
-        distinct = list({_recipe_key(b): b for b in reversed(bugs)}.values())[::-1]
+        distinct = list({_recipe_key(b, recipes or {}): b for b in reversed(bugs)}.values())[::-1]
         runs += [(None, b, s) for b in distinct for s in seeds]
     return runs
 
 
-def config_for(bug: str | None, recipe_of: str, seed: int, *, backend: str, campaign: str,
-               time_limit: float | None = None) -> TestConfig:
-    """The TestConfig of one matrix run."""
-    fields = recipe(recipe_of).config_fields()
+def config_for(bug: str | None, recipe: Recipe, recipe_of: str, seed: int, *, backend: str, campaign: str,
+               time_limit: float | None = None, system: str = "reference") -> TestConfig:
+    """The TestConfig of one matrix run: ``recipe`` (the recipe of bug ``recipe_of``) with ``bug`` or none."""
+    fields = recipe.config_fields()
     if time_limit is not None:
         fields["time_limit"] = time_limit
     case = bug if bug is not None else f"{CLEAN} ({recipe_of})"
     extra = {**fields.pop("extra"), "campaign": campaign, "case": case, "matrix": {"bug": bug, "recipe": recipe_of}}
-    return TestConfig(**fields, backend=backend, seed=seed, bug=[bug] if bug else [], extra=extra)
+    return TestConfig(**fields, system=system, backend=backend, seed=seed, bug=[bug] if bug else [], extra=extra)
 
 
-def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, backend: str = "local",
-               clean: bool = True, time_limit: float | None = None, campaign: str | None = None,
+def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, recipes: Mapping[str, Recipe],
+               system: str = "reference", backend: str = "local", clean: bool = True,
+               time_limit: float | None = None, campaign: str | None = None,
                on_cell: Callable[[Cell], None] | None = None, with_bugs: bool = True) -> list[Cell]:
-    """Run the matrix one run at a time; call ``on_cell`` after each. KeyboardInterrupt propagates."""
+    """Run the matrix of ``system``'s bugs (``recipes``: each bug's recipe) one run at a time; call
+    ``on_cell`` after each. KeyboardInterrupt propagates."""
     from harness.run import run_test
 
     campaign = campaign or time.strftime("matrix-%Y%m%dT%H%M%S", time.gmtime())
     cells = []
-    for bug, recipe_of, seed in plan(bugs, seeds, clean=clean, with_bugs=with_bugs):
-        config = config_for(bug, recipe_of, seed, backend=backend, campaign=campaign, time_limit=time_limit)
+    for bug, recipe_of, seed in plan(bugs, seeds, clean=clean, with_bugs=with_bugs, recipes=recipes):
+        config = config_for(bug, recipes[recipe_of], recipe_of, seed, backend=backend, campaign=campaign,
+                            time_limit=time_limit, system=system)
         started = time.monotonic()
         outcome = run_test(config, store)
         found = outcome.results.get("detection") or {}

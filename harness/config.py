@@ -13,24 +13,26 @@ class TestConfig:
     """Everything that defines a test run; stored whole as the run's test.json.
 
     Attributes:
+        system: the system under test (an installed plugin, ``fencepost systems``).
         workload: register, log, set or bank.
         nemesis: fault package names; empty for no faults.
         nodes: number of data nodes.
-        tablets: number of tablets (shards).
-        backend: local or docker.
+        tablets: number of shards, for systems that have them (the reference system's tablets).
+        backend: where the processes run: local or docker.
         time_limit: seconds of the main phase.
         concurrency: client workers.
         rate: target operations per second across all workers (0 = as fast as possible).
         seed: seeds the op generator and the nemesis schedule; the same seed gives the same schedule.
         nemesis_interval: seconds between fault actions.
         recovery: seconds to let the system recover after healing, before the final reads.
-        bug: injected bugs (names from system.bugs).
+        bug: the system's known-unsafe modes to switch on (``--list-bugs``).
         name: the test's name in the run store.
         extra: free-form settings for backends and packages.
     """
 
     __test__ = False  # not a pytest test class
 
+    system: str = "reference"
     workload: str = "register"
     nemesis: list[str] = field(default_factory=list)
     nodes: int = 3
@@ -50,7 +52,7 @@ class TestConfig:
         if not self.name:
             faults = "+".join(self.nemesis) if self.nemesis else "none"
             bug = f"-bug-{'+'.join(self.bug)}" if self.bug else ""
-            self.name = f"{self.workload}-{faults}{bug}"
+            self.name = f"{self.system}-{self.workload}-{faults}{bug}"
 
     def to_dict(self) -> dict[str, Any]:
         """The config as test.json holds it."""

@@ -8,8 +8,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.cluster import Cluster
 from harness.history.op import NEMESIS, OpType
-from harness.protocols import Backend, Nemesis
+from harness.protocols import Nemesis
 from harness.recorder import Recorder
 from harness.schedule import ScheduledFault
 from harness.workers import Tally
@@ -25,7 +26,7 @@ async def _act(recorder: Recorder, f: str, value: Any, action: Any) -> None:
 
 
 async def run_schedule(
-    schedule: Sequence[ScheduledFault], packages: Mapping[str, Nemesis], backend: Backend,
+    schedule: Sequence[ScheduledFault], packages: Mapping[str, Nemesis], cluster: Cluster,
     recorder: Recorder, started: float, tally: Tally,
 ) -> None:
     """Apply every fault window of ``schedule``; ``started`` is the test's monotonic start time.
@@ -37,10 +38,10 @@ async def run_schedule(
         await asyncio.sleep(max(0.0, started + window.at - time.monotonic()))
         rng = random.Random(window.seed)
         spec_desc = {"target": window.spec.target, **dict(window.spec.params)}
-        await _act(recorder, f"start-{package.name}", spec_desc, package.start(backend, window.spec, rng))
+        await _act(recorder, f"start-{package.name}", spec_desc, package.start(cluster, window.spec, rng))
         tally.active_faults.add(package.name)
         try:
             await asyncio.sleep(max(0.0, started + window.at + window.duration - time.monotonic()))
         finally:
-            await asyncio.shield(_act(recorder, f"stop-{package.name}", None, package.stop(backend)))
+            await asyncio.shield(_act(recorder, f"stop-{package.name}", None, package.stop(cluster)))
             tally.active_faults.discard(package.name)

@@ -1,10 +1,11 @@
 """Fencepost's pytest plugin, registered through the ``pytest11`` entry point.
 
-Options: ``--fencepost-backend``, ``--fencepost-time-limit``, ``--fencepost-store``, ``--fencepost-nightly``
-(tests marked ``nightly`` are skipped without it).
-Fixtures: ``cluster`` (a running local cluster), ``run_test`` (runs a test config and returns its
-:class:`harness.run.RunOutcome`) and ``campaign_settings`` (the options and campaign id, for tests that
-drive runs themselves, such as the bug matrix). Markers: ``campaign``, ``nightly``, ``docker``, ``spark``.
+Options: ``--fencepost-system``, ``--fencepost-backend``, ``--fencepost-time-limit``, ``--fencepost-store``,
+``--fencepost-nightly`` (tests marked ``nightly`` are skipped without it).
+Fixtures: ``cluster`` (a running, ready :class:`harness.cluster.Cluster` of the chosen system on the
+chosen backend), ``run_test`` (runs a test config and returns its :class:`harness.run.RunOutcome`) and
+``campaign_settings`` (the options and campaign id, for tests that drive runs themselves, such as the bug
+matrix). Markers: ``campaign``, ``nightly``, ``docker``, ``spark``.
 
 A campaign is a parametrized matrix of workload x nemesis::
 
@@ -25,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from harness.cluster import Cluster
     from harness.run import RunOutcome
-    from system.launcher import Cluster
 
 MARKERS = (
-    "campaign: a fault campaign against the reference system",
+    "campaign: a fault campaign against a system under test",
     "nightly: long runs for the nightly CI job",
     "docker: needs a Docker engine",
     "spark: needs PySpark and Java",
@@ -39,7 +40,10 @@ MARKERS = (
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Add Fencepost's command-line options to pytest."""
     group = parser.getgroup("fencepost", "Fencepost fault campaigns")
-    group.addoption("--fencepost-backend", default="local", choices=("local", "docker"),
+    group.addoption("--fencepost-system", default=None,
+                    help="system under test for campaign tests (`fencepost systems`; default: each test's own, "
+                         "else reference)")
+    group.addoption("--fencepost-backend", default="local",
                     help="backend for campaign tests: local or docker")
     group.addoption("--fencepost-time-limit", type=float, default=None,
                     help="seconds each campaign test runs its workload (overrides the test's own)")
@@ -86,13 +90,23 @@ def _campaign_id(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    """A running 3-node, 4-tablet local cluster of the reference system, stopped afterwards."""
-    from system.launcher import Cluster
+def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
+    """A running, ready 3-node cluster of ``--fencepost-system`` on ``--fencepost-backend``, torn down
+    afterwards; drive it with ``asyncio.run(cluster.processes.kill("n1"))`` and the like."""
+    import asyncio
 
-    with Cluster.start(str(tmp_path / "cluster"), nodes=3, tablets=4) as c:
-        c.wait_ready(60.0)
+    from harness import registry
+    from harness.cluster import Cluster
+    from harness.config import TestConfig
+
+    opts = request.config.option
+    test = TestConfig(system=opts.fencepost_system or registry.DEFAULT_SYSTEM, backend=opts.fencepost_backend)
+    c = Cluster(test, registry.load_system(test.system), registry.load_backend(test.backend))
+    try:
+        asyncio.run(c.start(tmp_path / "cluster"))
         yield c
+    finally:
+        asyncio.run(c.stop())
 
 
 @dataclass(frozen=True)
@@ -100,6 +114,7 @@ class CampaignSettings:
     """Where and how this test's campaign runs (from the ``--fencepost-*`` options).
 
     Attributes:
+        system: the system under test.
         backend: local or docker.
         store: the run store.
         time_limit: the override of each test's own time limit, if given.
@@ -110,6 +125,7 @@ class CampaignSettings:
     store: Path
     time_limit: float | None
     campaign: str
+    system: str = "reference"
 
 
 @pytest.fixture
@@ -117,7 +133,8 @@ def campaign_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Campaig
     """The backend, store, time limit override and campaign id for tests that drive runs themselves."""
     opts = request.config.option
     store = Path(opts.fencepost_store) if opts.fencepost_store else tmp_path / "store"
-    return CampaignSettings(opts.fencepost_backend, store, opts.fencepost_time_limit, _campaign_id(request))
+    return CampaignSettings(opts.fencepost_backend, store, opts.fencepost_time_limit, _campaign_id(request),
+                            opts.fencepost_system or "reference")
 
 
 @pytest.fixture
@@ -135,6 +152,8 @@ def run_test(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., Ru
 
     def go(**fields: Any) -> RunOutcome:
         fields.setdefault("backend", opts.fencepost_backend)
+        if opts.fencepost_system is not None:
+            fields.setdefault("system", opts.fencepost_system)
         if opts.fencepost_time_limit is not None:
             fields["time_limit"] = opts.fencepost_time_limit
         extra = dict(fields.pop("extra", {}) or {})

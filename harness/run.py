@@ -7,9 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness import registry
+from harness.backends.api import Backend
+from harness.cluster import offered
 from harness.config import TestConfig
+from harness.protocols import Nemesis, Workload
 from harness.runtime import Progress
 from harness.store import RunDir, RunStore
+from harness.systems.api import SystemPlugin
 
 
 @dataclass
@@ -35,36 +40,60 @@ class RunOutcome:
         return verdict
 
 
-def backend_for(config: TestConfig) -> Any:
-    """The backend named by the config."""
-    if config.backend == "local":
-        from harness.backends.local import LocalBackend
+@dataclass
+class Prepared:
+    """A test resolved against the installed plugins, before anything starts.
 
-        return LocalBackend()
-    if config.backend == "docker":
-        from harness.backends.docker import DockerBackend
+    Attributes:
+        system: the system under test (a fresh plugin instance for this run).
+        backend: where its processes run.
+        workload: the workload.
+        packages: the fault packages by name.
+    """
 
-        return DockerBackend()
-    raise ValueError(f"backend {config.backend!r} is not available yet")
+    system: SystemPlugin
+    backend: Backend
+    workload: Workload
+    packages: dict[str, Nemesis]
 
 
-def run_test(config: TestConfig, store: str | Path, *, progress: Progress | None = None) -> RunOutcome:
-    """Set up, run, heal, tear down, check and report ``config``; KeyboardInterrupt propagates after teardown."""
+def prepare(config: TestConfig, *, system: SystemPlugin | None = None, backend: Backend | None = None) -> Prepared:
+    """Resolve ``config``'s system, backend, workload and faults, and refuse (one line, before anything
+    starts) what the run cannot do. ``system`` and ``backend`` replace the installed ones named in the
+    config (tests pass :mod:`harness.testing`'s fake system and memory backend this way).
+
+    Raises:
+        registry.Refused: an unknown name, an unsupported workload, or a fault needing a missing capability.
+    """
+    system = system if system is not None else registry.load_system(config.system)
+    backend = backend if backend is not None else registry.load_backend(config.backend)
+    workload = registry.load_workload(config.workload, config)
+    packages = {name: registry.load_nemesis(name, system) for name in config.nemesis}
+    registry.refuse_unsupported(system, offered(system, backend), packages, workload, backend.unavailable)
+    return Prepared(system, backend, workload, packages)
+
+
+def run_test(config: TestConfig, store: str | Path, *, progress: Progress | None = None,
+             prepared: Prepared | None = None) -> RunOutcome:
+    """Set up, run, heal, tear down, check and report ``config`` (``prepared``: what :func:`prepare` gave,
+    else it is called); KeyboardInterrupt propagates after teardown.
+
+    Raises:
+        registry.Refused: the test asks for something its run cannot do (nothing was started).
+    """
     from harness.checking import check_run, render_report
     from harness.logs import run_logging
     from harness.runtime import execute
-    from nemesis import registry as nemeses
-    from workloads import registry as workloads
 
+    p = prepared if prepared is not None else prepare(config)
     run = RunStore(store).create_run(config.name, config.to_dict())
-    workload = workloads.load(config.workload, config)
-    packages = {name: nemeses.load(name) for name in config.nemesis}
     with run_logging(run.log_path):
         try:
-            history = asyncio.run(execute(config, backend_for(config), workload, packages, run, progress=progress))
+            history = asyncio.run(execute(config, p.system, p.backend, p.workload, p.packages, run,
+                                          progress=progress))
         except asyncio.CancelledError:  # SIGTERM cancels the test as Ctrl-C does; both end as an interruption
             raise KeyboardInterrupt from None
-        results = check_run(run, workload, history, config.to_dict())
+        results = check_run(run, [*p.workload.checkers(), *p.system.checkers(config)], history, config.to_dict())
         report = render_report(run)
     ok_ops = sum(1 for op in history if op.type.value == "ok" and op.process != "nemesis")
     return RunOutcome(run, results, report, ok_ops)

@@ -14,13 +14,17 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 
+from harness.backends.api import Backend
+from harness.cluster import Cluster
 from harness.config import TestConfig
 from harness.generator import RateLimiter
 from harness.history.op import Op
-from harness.protocols import Backend, Nemesis, Workload
+from harness.protocols import Client, Nemesis, Workload
 from harness.recorder import Recorder
+from harness.registry import needs_of
 from harness.schedule import ScheduledFault, nemesis_schedule
 from harness.store import RunDir
+from harness.systems.api import Collects, SystemPlugin
 from harness.workers import Tally, client_worker, invoke_and_record
 
 FINAL_PROCESS_BASE = 1_000_000
@@ -57,11 +61,15 @@ async def _progress_loop(progress: Progress, tally: Tally, started: float, total
         await asyncio.sleep(0.5)
 
 
+READY_TIMEOUT_S = 60.0
+"""How long the system may take to serve after its processes listen."""
+
+
 async def execute(
-    config: TestConfig, backend: Backend, workload: Workload, packages: Mapping[str, Nemesis], run: RunDir,
-    *, progress: Progress | None = None, op_timeout: float = 5.0,
+    config: TestConfig, system: SystemPlugin, backend: Backend, workload: Workload,
+    packages: Mapping[str, Nemesis], run: RunDir, *, progress: Progress | None = None, op_timeout: float = 5.0,
 ) -> list[Op]:
-    """Run the test against ``backend`` and return its history (also written to the run dir).
+    """Run the test of ``system`` on ``backend`` and return its history (also written to the run dir).
 
     Steps: set up the cluster; start the client workers and the nemesis; run until the time limit;
     heal every fault; let the system recover; run the final reads; collect logs and dumps; tear down.
@@ -81,8 +89,9 @@ async def execute(
     # Each package's colour, so that a stored run renders in its own colours without the fault code.
     (run.path / "faults.json").write_text(json.dumps(fault_styles(packages), indent=1) + "\n")
     side_tasks: list[asyncio.Task[None]] = []
+    cluster = Cluster(config, system, backend)
     try:
-        await backend.setup(config, run.path)
+        await cluster.start(run.path, needs_of(packages.values()), READY_TIMEOUT_S)
         rng = random.Random(f"fencepost-workload:{config.seed}")
         source = workload.generator(rng, config.concurrency)
         limiter = RateLimiter(config.rate)
@@ -92,10 +101,13 @@ async def execute(
             side_tasks.append(asyncio.create_task(_progress_loop(progress, tally, started, config.time_limit)))
         from harness.nemesis_runner import run_schedule
 
-        nemesis_task = asyncio.create_task(run_schedule(schedule, packages, backend, recorder, started, tally))
+        nemesis_task = asyncio.create_task(run_schedule(schedule, packages, cluster, recorder, started, tally))
         side_tasks.append(nemesis_task)
+        def make_client() -> Client:
+            return system.client(workload, cluster)
+
         workers = [
-            asyncio.create_task(client_worker(w, config.concurrency, workload, source, backend, recorder,
+            asyncio.create_task(client_worker(w, config.concurrency, make_client, source, cluster, recorder,
                                               limiter, deadline, op_timeout, tally))
             for w in range(config.concurrency)
         ]
@@ -111,43 +123,40 @@ async def execute(
             await nemesis_task
         if main_task is not None and main_task.cancelling():
             raise asyncio.CancelledError  # Ctrl-C or SIGTERM arrived while waiting for the nemesis: not swallowed
-        await _heal(backend, packages)
+        await cluster.heal_everything(packages)
         await asyncio.sleep(config.recovery)
-        await _final_reads(workload, backend, recorder, op_timeout, tally)
+        await _final_reads(make_client, workload, cluster, recorder, op_timeout, tally)
         await backend.collect(run.path)
+        if isinstance(system, Collects):
+            await system.collect(cluster, run.path)
     finally:
         for task in side_tasks:
             task.cancel()
         await asyncio.gather(*side_tasks, return_exceptions=True)
         try:
-            await asyncio.shield(_heal_and_teardown(backend, packages))
+            await asyncio.shield(_heal_and_teardown(cluster, packages))
         finally:
             recorder.close()
     return recorder.ops
 
 
-async def _heal(backend: Backend, packages: Mapping[str, Nemesis]) -> None:
-    for package in packages.values():
-        await package.heal(backend)
-    await backend.heal_network()
-
-
-async def _heal_and_teardown(backend: Backend, packages: Mapping[str, Nemesis]) -> None:
+async def _heal_and_teardown(cluster: Cluster, packages: Mapping[str, Nemesis]) -> None:
     try:
-        with suppress(Exception):
-            await asyncio.wait_for(_heal(backend, packages), 30)
+        if cluster.specs:  # set up: there is something to heal
+            with suppress(Exception):
+                await asyncio.wait_for(cluster.heal_everything(packages), 30)
     finally:
-        await backend.teardown()
+        await cluster.backend.teardown()
 
 
-async def _final_reads(workload: Workload, backend: Backend, recorder: Recorder, op_timeout: float,
-                       tally: Tally) -> None:
+async def _final_reads(make_client: Callable[[], Client], workload: Workload, cluster: Cluster, recorder: Recorder,
+                       op_timeout: float, tally: Tally) -> None:
     final_ops = workload.final_ops()
     if not final_ops:
         return
     process = FINAL_PROCESS_BASE
-    holder = [workload.client()]
-    await holder[0].open(backend)
+    holder = [make_client()]
+    await holder[0].open(cluster)
     try:
         for op in final_ops:
             for _attempt in range(5):  # a final read that times out is retried as a new process
@@ -156,7 +165,7 @@ async def _final_reads(workload: Workload, backend: Backend, recorder: Recorder,
                     break
                 process += 1
                 await holder[0].close()
-                holder[0] = workload.client()
-                await holder[0].open(backend)
+                holder[0] = make_client()
+                await holder[0].open(cluster)
     finally:
         await holder[0].close()

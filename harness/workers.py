@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from harness.cluster import Cluster
 from harness.generator import RateLimiter
 from harness.history.op import OpType
-from harness.protocols import Backend, Invocation, OpSource, Outcome, Workload
+from harness.protocols import Client, Invocation, OpSource, Outcome
 from harness.recorder import Recorder
 
 _TYPES = {"ok": OpType.OK, "fail": OpType.FAIL, "info": OpType.INFO}
@@ -48,13 +50,13 @@ async def invoke_and_record(
 
 
 async def client_worker(
-    worker: int, concurrency: int, workload: Workload, source: OpSource, backend: Backend,
+    worker: int, concurrency: int, make_client: Callable[[], Client], source: OpSource, cluster: Cluster,
     recorder: Recorder, limiter: RateLimiter, deadline: float, op_timeout: float, tally: Tally,
 ) -> None:
     """Run ops for ``worker`` until the monotonic ``deadline`` or the generator runs dry."""
     process = worker
-    holder = [workload.client()]
-    await holder[0].open(backend)
+    holder = [make_client()]
+    await holder[0].open(cluster)
     try:
         while time.monotonic() < deadline:
             await limiter.acquire()
@@ -67,7 +69,7 @@ async def client_worker(
             if outcome.type == "info":
                 process += concurrency
                 await holder[0].close()
-                holder[0] = workload.client()
-                await holder[0].open(backend)
+                holder[0] = make_client()
+                await holder[0].open(cluster)
     finally:
         await holder[0].close()

@@ -1,7 +1,7 @@
 """Clock fault: bump, skew or strobe the data nodes' wall clocks; put them back when the window ends.
 
 Nodes run under libfaketime (:mod:`harness.backends.faketime`; the backend prepares it because this
-package ``needs`` "faketime") and read their offset from a file the backend rewrites:
+package ``needs`` the clock capability) and read their offset from a file the backend rewrites:
 
 - ``bump``: one node's clock jumps ahead or behind by 1 to 120 seconds, as an NTP step would;
 - ``skew``: every node gets its own offset of up to 30 seconds either way (no two nodes agree);
@@ -20,7 +20,9 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from harness.protocols import Backend, FaultSpec
+from harness.capabilities import CLOCK
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
 
 TARGETS = ("bump", "skew", "strobe")
 MAX_BUMP_S = 120.0
@@ -52,16 +54,16 @@ def plan(target: str, nodes: Sequence[str], rng: random.Random) -> dict[str, Any
     raise ValueError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
 
 
-async def strobe(backend: Backend, node: str, delta: float, period: float, limit_s: float = STROBE_MAX_S) -> int:
+async def strobe(cluster: Cluster, node: str, delta: float, period: float, limit_s: float = STROBE_MAX_S) -> int:
     """Flip ``node``'s clock between +``delta`` and real time every ``period`` seconds for at most
     ``limit_s``; leave it at real time; return how many flips were made."""
     flips = 0
     try:
         for flips in range(1, max(1, int(limit_s / period)) + 1):
-            await backend.set_clock(node, delta if flips % 2 else 0.0)
+            await cluster.clock.set_offset(node, delta if flips % 2 else 0.0)
             await asyncio.sleep(period)
     finally:
-        await asyncio.shield(backend.set_clock(node, 0.0))
+        await asyncio.shield(cluster.clock.set_offset(node, 0.0))
     return flips
 
 
@@ -70,7 +72,7 @@ class ClockNemesis:
 
     name = "clock"
     color = "#2a9d8f"
-    needs = frozenset({"faketime"})
+    needs = frozenset({CLOCK})
 
     def __init__(self) -> None:
         self._touched: set[str] = set()
@@ -80,16 +82,16 @@ class ClockNemesis:
         """bump (one node jumps), skew (every node its own offset) or strobe (one node flips back and forth)."""
         return TARGETS
 
-    async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Set the offsets the plan draws (or start the strobe); say which."""
-        p = plan(spec.target, backend.nodes(), rng)
+        p = plan(spec.target, cluster.nodes(), rng)
         if spec.target == "strobe":
             await self._stop_strobe()
             self._touched.add(p["node"])
-            self._strobe = asyncio.create_task(strobe(backend, p["node"], p["delta"], p["period"]))
+            self._strobe = asyncio.create_task(strobe(cluster, p["node"], p["delta"], p["period"]))
         for node, offset in p.get("offsets", {}).items():
             self._touched.add(node)
-            await backend.set_clock(node, offset)
+            await cluster.clock.set_offset(node, offset)
         return {"target": spec.target, **p}
 
     async def _stop_strobe(self) -> None:
@@ -99,21 +101,21 @@ class ClockNemesis:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def stop(self, backend: Backend) -> dict[str, Any]:
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
         """Stop any strobe and put every clock this package moved back to real time."""
         await self._stop_strobe()
         reset = sorted(self._touched)
         for node in reset:
-            await backend.set_clock(node, 0.0)
+            await cluster.clock.set_offset(node, 0.0)
         self._touched.clear()
         return {"reset": reset}
 
-    async def heal(self, backend: Backend) -> None:
+    async def heal(self, cluster: Cluster) -> None:
         """Stop any strobe and put every node's clock back to real time."""
         await self._stop_strobe()
         self._touched.clear()
-        for node in backend.nodes():
-            await backend.set_clock(node, 0.0)
+        for node in cluster.nodes():
+            await cluster.clock.set_offset(node, 0.0)
 
 
 def package() -> ClockNemesis:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from harness.protocols import Backend
+from harness.cluster import Cluster
 from nemesis.process_fault import ProcessFault
 
 
-async def _kill(backend: Backend, node: str) -> None:
-    await backend.kill(node)
+async def _kill(cluster: Cluster, node: str) -> None:
+    await cluster.processes.kill(node)
 
 
-async def _start(backend: Backend, node: str) -> None:
-    await backend.start(node)
+async def _start(cluster: Cluster, node: str) -> None:
+    await cluster.processes.start(node)
 
 
 def package() -> ProcessFault:

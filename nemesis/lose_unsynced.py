@@ -1,8 +1,8 @@
 """Lose-unsynced fault: a power loss. The chosen nodes die (kill -9) and their disks forget everything
 they were never told to fsync; then they start again.
 
-Needs lazy storage (the local backend mounts :mod:`harness.backends.lazyfs` over every node's data
-directory when a run uses this package). Targets: ``one`` or ``leader`` (one machine loses power),
+Needs the power-loss capability (the local backend mounts :mod:`harness.backends.lazyfs` over every
+node's data directory when a run uses this package). Targets: ``one`` or ``leader`` (one machine loses power),
 ``majority`` or ``all`` (the rack does: nodes that acknowledged an entry from their caches all lose
 it). Half of the faults also tear the last write of each node's disk. A correct system loses nothing
 it acknowledged and never forgets an epoch; torn or missing files must be detected, not served.
@@ -14,8 +14,10 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from harness.protocols import Backend, FaultSpec
-from nemesis.targets import choose_nodes
+from harness.capabilities import POWER_LOSS, PROCESSES
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.targets import choose_nodes
 
 TARGETS = ("one", "leader", "majority", "all")
 
@@ -25,24 +27,24 @@ class LoseUnsyncedNemesis:
 
     name = "lose-unsynced"
     color = "#bc6c25"
-    needs = frozenset({"lazyfs"})
+    needs = frozenset({PROCESSES, POWER_LOSS})
     """The backend must put node data on the lazy filesystem."""
 
     def targets(self) -> Sequence[str]:
         """one, leader, majority or all."""
         return TARGETS
 
-    async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Cut the power of the chosen nodes, tearing the last write half of the time, and restart them."""
-        nodes = await choose_nodes(backend, spec.target, rng)
+        nodes = await choose_nodes(cluster, spec.target, rng)
         tear = rng.random() < 0.5
-        return {"target": spec.target, "tear": tear, **await backend.lose_unsynced(nodes, tear, rng)}
+        return {"target": spec.target, "tear": tear, **await cluster.disk.lose_unsynced(nodes, tear, rng)}
 
-    async def stop(self, backend: Backend) -> dict[str, Any]:
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
         """Nothing to undo: the nodes restarted as part of the fault."""
         return {}
 
-    async def heal(self, backend: Backend) -> None:
+    async def heal(self, cluster: Cluster) -> None:
         """Nothing to undo."""
 
 

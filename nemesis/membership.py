@@ -1,153 +1,53 @@
-"""Membership fault: change tablets' replica sets through the master's admin API while the test runs.
+"""Membership fault: members added and removed while the test runs, as Jepsen's membership nemesis does.
 
-Targets (each window starts one change; its end starts putting things back):
-- ``move-replica``: move one replica of a tablet to a node outside its up set; with no such node
-  (every node holds the tablet) the replica is removed instead, and re-added when the window ends
-  (a copy over its tombstone);
-- ``expand``: add a replica on a node outside the up set (skipped when there is none);
-- ``contract``: remove a replica;
-- ``retire-and-readd``: decommission a node (the master drains it, then it is ``left``), and when
-  the window ends wipe it and start it again, so it joins as a new node and is re-populated.
-
-Every window's end, and ``heal``, restore the configured replica count on every tablet and wait (bounded)
-until no migration is in flight and each acting set equals its up set.
+The system brings its membership State (:class:`harness.capabilities.Membership`): the kinds of change
+it can make (this package's targets), how to make one, how to start putting things back at a window's
+end, and how to settle back to the configured membership at the heal. The State is the system's, so
+this file serves any system that offers the membership capability.
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
-import time
 from collections.abc import Sequence
 from typing import Any
 
-from harness.protocols import Backend, FaultSpec
-from system.admin import call
-from system.wire import RpcError
-
-TARGETS = ("move-replica", "expand", "contract", "retire-and-readd")
-SETTLE_S = 60.0
-RETIRE_WAIT_S = 20.0
+from harness.capabilities import MEMBERSHIP
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.systems.api import HasMembership
 
 
 class MembershipNemesis:
-    """Admin-driven replica moves, expansions, contractions and node retirements."""
+    """One membership change per window, through the system's State."""
 
     name = "membership"
     color = "#7d5ba6"
+    needs = frozenset({MEMBERSHIP})
 
-    def __init__(self) -> None:
-        self._retired: list[str] = []
+    def __init__(self, changes: Sequence[str] = ()) -> None:
+        self._changes = tuple(changes)
 
     def targets(self) -> Sequence[str]:
-        """The membership changes a window may make."""
-        return TARGETS
+        """The system's kinds of change (known once :meth:`for_system` has been told the system)."""
+        return self._changes
 
-    @staticmethod
-    def _master(backend: Backend) -> tuple[str, int, str]:
-        info = backend.cluster_info().get("master")
-        if not info:
-            raise RuntimeError("the backend runs no master: membership faults need one")
-        host, port = info["addr"]
-        return host, int(port), str(info["token"])
+    def for_system(self, system: object) -> None:
+        """Take the target choices from the system's membership State (the registry calls this at load)."""
+        if isinstance(system, HasMembership):
+            self._changes = tuple(system.membership().changes())
 
-    async def _status(self, backend: Backend) -> dict[str, Any]:
-        host, port, _ = self._master(backend)
-        return dict(await call(host, port, "status", {}, timeout=5.0))
-
-    async def _admin(self, backend: Backend, method: str, params: dict[str, Any]) -> Any:
-        """One admin call naming the committed config id; a stale id (the policy moved) is retried."""
-        host, port, token = self._master(backend)
-        for _ in range(5):
-            p = dict(params)
-            if "tablet" in p:
-                st = await self._status(backend)
-                p["config_id"] = st["tablets"][str(p["tablet"])]["config_id"]
-            try:
-                return await call(host, port, method, {**p, "token": token}, timeout=10.0)
-            except RpcError as e:
-                if e.code not in ("stale_config", "busy"):
-                    raise
-                await asyncio.sleep(0.2)
-        raise RuntimeError(f"{method}: the config kept changing")
-
-    async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Make the change the target names."""
-        st = await self._status(backend)
-        tablets = sorted(st["tablets"], key=int)
-        t = rng.choice(tablets)
-        tab = st["tablets"][t]
-        members = st["members"]
-        live = sorted(m for m, r in members.items() if r["state"] in ("normal", "bootstrapping") and r["alive"])
-        spare = [m for m in live if m not in tab["up"]]
-        out: dict[str, Any] = {"target": spec.target, "tablet": int(t)}
-        if spec.target == "retire-and-readd":
-            node = rng.choice(sorted(backend.nodes()))
-            res = await self._admin(backend, "retire_node", {"node": node})
-            self._retired.append(node)
-            return {**out, "retired": node, "member": res["member"]}
-        if spec.target == "expand":
-            if not spare:
-                return {**out, "skipped": "every live node already holds the tablet"}
-            res = await self._admin(backend, "add_replica", {"tablet": int(t), "node": rng.choice(spare)})
-            return {**out, "up": res["up"]}
-        victim = rng.choice(sorted(tab["up"]))
-        if spec.target == "move-replica" and spare:
-            dst = rng.choice(spare)
-            res = await self._admin(backend, "move_replica", {"tablet": int(t), "from": victim, "to": dst})
-        elif len(tab["up"]) > 1:
-            res = await self._admin(backend, "remove_replica", {"tablet": int(t), "node": victim})
-        else:
-            return {**out, "skipped": "the tablet has one replica"}
-        return {**out, "up": res["up"], "removed": victim}
+        return {"target": spec.target, **await cluster.membership.change(cluster, spec.target, rng)}
 
-    async def stop(self, backend: Backend) -> dict[str, Any]:
-        """Put things back: re-add retired nodes as new ones, restore replica counts (not waiting)."""
-        readded = await self._readd(backend)
-        restored = await self._restore(backend)
-        return {"readded": readded, "restored": restored}
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+        """Start putting the membership back."""
+        return dict(await cluster.membership.restore(cluster))
 
-    async def _readd(self, backend: Backend) -> list[str]:
-        done = []
-        while self._retired:
-            node = self._retired.pop()
-            deadline = time.monotonic() + RETIRE_WAIT_S
-            while time.monotonic() < deadline:
-                st = await self._status(backend)
-                if not any(r["name"] == node and r["state"] == "decommissioning" for r in st["members"].values()):
-                    break
-                await asyncio.sleep(0.5)
-            await backend.wipe(node)  # a retired node comes back only as a new node
-            done.append(node)
-        return done
-
-    async def _restore(self, backend: Backend) -> dict[str, int]:
-        rf = int(backend.cluster_info().get("replication") or 3)
-        st = await self._status(backend)
-        changed = {}
-        for t, tab in st["tablets"].items():
-            if tab["rf"] is not None and int(tab["rf"]) != rf:
-                await self._admin(backend, "change_replica_count", {"tablet": int(t), "count": rf})
-                changed[t] = rf
-        return changed
-
-    async def heal(self, backend: Backend) -> None:
-        """Re-add, restore every tablet's replica count, and wait until the acting sets match."""
-        await self._readd(backend)
-        rf = int(backend.cluster_info().get("replication") or 3)
-        deadline = time.monotonic() + SETTLE_S
-        while time.monotonic() < deadline:
-            try:
-                await self._restore(backend)
-                st = await self._status(backend)
-            except Exception:
-                await asyncio.sleep(1.0)
-                continue
-            tabs = st["tablets"].values()
-            if all(t["migration"] is None and t["up"] and sorted(t["up"]) == sorted(t["acting"])
-                   and len(t["up"]) == rf for t in tabs):
-                return
-            await asyncio.sleep(0.5)
+    async def heal(self, cluster: Cluster) -> None:
+        """Settle back to the configured membership (bounded)."""
+        await cluster.membership.settle(cluster)
 
 
 def package() -> MembershipNemesis:

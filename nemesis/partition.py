@@ -1,8 +1,8 @@
 """Partition fault: halves, random halves, one node isolated, the leader isolated, majorities ring, bridge.
 
-``leader-alone`` cuts the busiest leader off from the other nodes *and* from the operators (the control
-plane), while clients still reach it: the classic stale-leader window, where the rest of the cluster
-elects a new leader and the old one must not serve reads or acknowledge writes.
+``leader-alone`` cuts the busiest leader off from the other nodes *and* from the control plane (the
+system's processes of role control), while clients still reach it: the classic stale-leader window, where
+the rest of the cluster elects a new leader and the old one must not serve reads or acknowledge writes.
 """
 
 from __future__ import annotations
@@ -11,8 +11,11 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from harness.protocols import Backend, FaultSpec
-from nemesis.targets import busiest_leader, complete_grudge
+from harness.capabilities import NETWORK
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.systems.api import CONTROL
+from harness.targets import busiest_leader, complete_grudge
 
 TARGETS = ("halves", "random-halves", "one", "leader", "majorities-ring", "bridge", "leader-alone")
 
@@ -23,7 +26,7 @@ def grudge_for(
 ) -> dict[str, list[str]]:
     """The grudge (node -> nodes it cannot reach) for a partition shape, as in Jepsen's nemesis.
 
-    Only ``leader-alone`` uses ``operators``: they join the majority side.
+    Only ``leader-alone`` uses ``operators`` (the control plane): they join the majority side.
     """
     nodes = sorted(nodes)
     n = len(nodes)
@@ -64,26 +67,27 @@ class PartitionNemesis:
 
     name = "partition"
     color = "#7b2cbf"
+    needs = frozenset({NETWORK})
 
     def targets(self) -> Sequence[str]:
         """The partition shapes a window may use."""
         return TARGETS
 
-    async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Apply the partition."""
-        leader = await busiest_leader(backend) if spec.target in ("leader", "leader-alone") else None
-        grudge = grudge_for(spec.target, backend.nodes(), rng, leader, backend.operators())
-        await backend.partition(grudge)
+        leader = await busiest_leader(cluster) if spec.target in ("leader", "leader-alone") else None
+        grudge = grudge_for(spec.target, cluster.nodes(), rng, leader, cluster.members(CONTROL))
+        await cluster.network.partition(grudge)
         return {"target": spec.target, "grudge": grudge}
 
-    async def stop(self, backend: Backend) -> dict[str, Any]:
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
         """Heal the network."""
-        await backend.heal_network()
+        await cluster.network.heal()
         return {"healed": True}
 
-    async def heal(self, backend: Backend) -> None:
+    async def heal(self, cluster: Cluster) -> None:
         """Heal the network."""
-        await backend.heal_network()
+        await cluster.network.heal()
 
 
 def package() -> PartitionNemesis:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from harness.protocols import Backend
+from harness.cluster import Cluster
 from nemesis.process_fault import ProcessFault
 
 
-async def _pause(backend: Backend, node: str) -> None:
-    await backend.pause(node)
+async def _pause(cluster: Cluster, node: str) -> None:
+    await cluster.processes.pause(node)
 
 
-async def _resume(backend: Backend, node: str) -> None:
-    await backend.resume(node)
+async def _resume(cluster: Cluster, node: str) -> None:
+    await cluster.processes.resume(node)
 
 
 def package() -> ProcessFault:

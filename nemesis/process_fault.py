@@ -1,7 +1,7 @@
 """A fault that does something to chosen node processes and undoes it when the window ends.
 
 Kill (SIGKILL, then start) and pause (SIGSTOP, then SIGCONT) are both this shape; each is a small file
-that names its backend actions.
+that names its cluster actions.
 """
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from harness.protocols import Backend, FaultSpec
-from nemesis.targets import PROCESS_TARGETS, choose_nodes
+from harness.capabilities import PROCESSES
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.targets import PROCESS_TARGETS, choose_nodes
 
-Action = Callable[[Backend, str], Awaitable[None]]
+Action = Callable[[Cluster, str], Awaitable[None]]
 
 
 class ProcessFault:
@@ -27,6 +29,8 @@ class ProcessFault:
         did: the past tense recorded in the history (``killed``), and ``undone`` likewise (``started``).
     """
 
+    needs = frozenset({PROCESSES})
+
     def __init__(self, name: str, color: str, do: Action, undo: Action, did: str, undone: str) -> None:
         self.name = name
         self.color = color
@@ -38,23 +42,23 @@ class ProcessFault:
         """one, minority, majority, all, or the leader."""
         return PROCESS_TARGETS
 
-    async def start(self, backend: Backend, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Apply the fault to the chosen nodes."""
-        nodes = await choose_nodes(backend, spec.target, rng)
+        nodes = await choose_nodes(cluster, spec.target, rng)
         for node in nodes:
             self._affected.append(node)
-            await self._do(backend, node)
+            await self._do(cluster, node)
         return {"target": spec.target, self._did: nodes}
 
-    async def stop(self, backend: Backend) -> dict[str, Any]:
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
         """Undo the fault on every node it reached."""
         undone = []
         while self._affected:
             node = self._affected.pop()
-            await self._undo(backend, node)
+            await self._undo(cluster, node)
             undone.append(node)
         return {self._undone: sorted(undone)}
 
-    async def heal(self, backend: Backend) -> None:
+    async def heal(self, cluster: Cluster) -> None:
         """Undo anything still in effect."""
-        await self.stop(backend)
+        await self.stop(cluster)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from system import statefile
-from system.lazy_storage import DEFAULT_WRITEBACK_S, PASSTHROUGH, LazyMount, release_storage
+from system.commands import master_argv, node_argv, operator_argv
 from system.metadata.etcd_server import etcd_binary, start_etcd
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -99,14 +99,8 @@ class Cluster:
 
     def __init__(self, directory: str, nodes: int, tablets: int, replication: int, metadata: str,
                  operators: int, bugs: tuple[str, ...], detach: bool, stall_timeout: float,
-                 master: bool = True, dead_after: float = 10.0,
-                 node_env: dict[str, str] | None = None, storage: str = "plain") -> None:
+                 master: bool = True, dead_after: float = 10.0) -> None:
         self.dir = os.path.abspath(directory)
-        self.node_env = dict(node_env or {})
-        if storage not in ("plain", "lazy"):
-            raise ValueError(f"unknown storage {storage!r}; expected plain or lazy")
-        self.storage = storage
-        self.mounts: dict[str, LazyMount] = {}
         self.n_nodes, self.tablets, self.replication = nodes, tablets, min(replication, nodes)
         self.metadata_kind = metadata
         self.bugs = bugs
@@ -128,19 +122,10 @@ class Cluster:
     def start(cls, directory: str, nodes: int = 3, tablets: int = 4, replication: int = 3,
               metadata: str = "sqlite", operators: int = 1, bugs: tuple[str, ...] = (), detach: bool = False,
               stall_timeout: float = 3.0, operator_args: tuple[str, ...] = (), master: bool = True,
-              dead_after: float = 10.0, node_env: dict[str, str] | None = None,
-              storage: str = "plain") -> Cluster:
-        """Start the metadata store, the master, the nodes and the operators; tear down if anything fails.
-
-        ``storage="lazy"`` mounts the lazy filesystem (:mod:`system.lazy_storage`) over each node's data
-        directory, backed by ``DIR/storage/<node>``, so that :meth:`drop_unsynced` can lose what the node
-        never fsynced.
-
-        ``node_env`` adds environment variables to every data node process; ``{dir}`` (the cluster
-        directory) and ``{node}`` (the node's name) in a value are filled in per node.
-        """
+              dead_after: float = 10.0) -> Cluster:
+        """Start the metadata store, the master, the nodes and the operators; tear down if anything fails."""
         c = cls(directory, nodes, tablets, replication, metadata, operators, bugs, detach, stall_timeout, master,
-                dead_after, node_env, storage)
+                dead_after)
         try:
             c._start_all(operator_args)
         except BaseException:
@@ -148,11 +133,9 @@ class Cluster:
             raise
         return c
 
-    def _env(self, name: str | None = None) -> dict[str, str]:
+    def _env(self) -> dict[str, str]:
         env = dict(os.environ)
         env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        if name in self.node_addrs:
-            env.update({k: v.format(dir=self.dir, node=name) for k, v in self.node_env.items()})
         return env
 
     def _start_all(self, operator_args: tuple[str, ...]) -> None:
@@ -166,34 +149,27 @@ class Cluster:
             self.metadata_url = f"etcd://127.0.0.1:{cport}"
         else:
             self.metadata_url = f"sqlite://{os.path.join(self.dir, 'metadata.db')}"
-        bug_args = [a for b in self.bugs for a in ("--bug", b)]
         self._write_secret()
-        join_args: list[str] = []
+        master = None
         if self.master_addr is not None:
             mh, mp = self.master_addr
-            self.procs["master"] = Proc("master", [
-                sys.executable, "-m", "system.master", "--metadata", self.metadata_url, "--cluster-file",
-                self.secret_path, "--host", mh, "--port", str(mp), "--data", os.path.join(self.dir, "master"),
-                "--replication", str(self.replication), "--dead-after", str(self.dead_after), *bug_args],
-                os.path.join(self.dir, "logs", "master.log"), info={"data": os.path.join(self.dir, "master")})
-            join_args = ["--master", f"{mh}:{mp}", "--cluster-file", self.secret_path]
+            master_data = os.path.join(self.dir, "master")
+            self.procs["master"] = Proc("master", master_argv(
+                sys.executable, metadata=self.metadata_url, cluster_file=self.secret_path, host=mh, port=mp,
+                data=master_data, replication=self.replication, dead_after=self.dead_after, bugs=self.bugs),
+                os.path.join(self.dir, "logs", "master.log"), info={"data": master_data})
+            master = self.master_addr
         for nid, (host, port) in self.node_addrs.items():
             data = os.path.join(self.dir, "nodes", nid)
-            self.procs[nid] = Proc(nid, [sys.executable, "-m", "system.node", "--id", nid, "--host", host, "--port",
-                                         str(port), "--data", data, *join_args, *bug_args],
+            self.procs[nid] = Proc(nid, node_argv(sys.executable, node_id=nid, host=host, port=port, data=data,
+                                                  master=master, cluster_file=self.secret_path, bugs=self.bugs),
                                    os.path.join(self.dir, "logs", f"{nid}.log"), info={"data": data})
-            if self.storage == "lazy":
-                self.mounts[nid] = LazyMount(os.path.join(self.dir, "storage", nid), data,
-                                             os.path.join(self.dir, "logs", f"{nid}-lazyfs.log"),
-                                             DEFAULT_WRITEBACK_S, PASSTHROUGH)
-        node_spec = ",".join(f"{n}={h}:{p}" for n, (h, p) in self.node_addrs.items())
         for oid, (host, port) in self.operator_addrs.items():
-            self.procs[oid] = Proc(oid, [sys.executable, "-m", "system.operator", "--id", oid, "--metadata",
-                                         self.metadata_url, "--nodes", node_spec, "--tablets", str(self.tablets),
-                                         "--replication", str(self.replication), "--host", host, "--port",
-                                         str(port), "--data", os.path.join(self.dir, "operators"),
-                                         "--stall-timeout", str(self.stall_timeout), *bug_args, *operator_args],
-                                   os.path.join(self.dir, "logs", f"{oid}.log"))
+            self.procs[oid] = Proc(oid, operator_argv(
+                sys.executable, operator_id=oid, metadata=self.metadata_url, nodes=self.node_addrs,
+                tablets=self.tablets, replication=self.replication, host=host, port=port,
+                data=os.path.join(self.dir, "operators"), stall_timeout=self.stall_timeout, bugs=self.bugs,
+                extra=operator_args), os.path.join(self.dir, "logs", f"{oid}.log"))
         for name in self.procs:
             self.launch(name)
         self.write_description()
@@ -214,11 +190,9 @@ class Cluster:
         p = self.procs[name]
         if p.pid is not None:
             raise RuntimeError(f"{name} is already running (pid {p.pid})")
-        if name in self.mounts:
-            self.mounts[name].start(self._env(), REPO_ROOT, self.detach)
         with open(p.log, "ab") as log:
             p.popen = subprocess.Popen([*p.argv, *extra_args], stdout=log, stderr=subprocess.STDOUT,
-                                       cwd=REPO_ROOT, env=self._env(name), start_new_session=self.detach)
+                                       cwd=REPO_ROOT, env=self._env(), start_new_session=self.detach)
 
     # --- faults -----------------------------------------------------------------------------------------
 
@@ -263,20 +237,9 @@ class Cluster:
             p.popen.kill()
             p.popen.wait(10)
 
-    def drop_unsynced(self, name: str, tear: bool = False, seed: int | None = None) -> dict[str, Any]:
-        """Power loss of node ``name``'s disk: forget what it never fsynced (lazy storage only; kill it first)."""
-        if name not in self.mounts:
-            raise RuntimeError(f"{name} has no lazy storage (start the cluster with storage='lazy')")
-        return self.mounts[name].drop(tear, seed)
-
     def wipe_data(self, name: str) -> None:
-        """Delete node ``name``'s data (stop it first): a new, empty disk (lazy storage is unmounted and emptied)."""
-        mount = self.mounts.get(name)
-        if mount is None:
-            shutil.rmtree(self.procs[name].info["data"], ignore_errors=True)
-            return
-        mount.stop()
-        shutil.rmtree(mount.backing, ignore_errors=True)
+        """Delete node ``name``'s data (stop it first): a new, empty disk."""
+        shutil.rmtree(self.procs[name].info["data"], ignore_errors=True)
 
     def wait_exit(self, name: str, timeout: float = 30.0) -> int | None:
         """Wait for process ``name`` to exit on its own; its exit code, or None on timeout."""
@@ -306,8 +269,6 @@ class Cluster:
             "master": {"host": self.master_addr[0], "port": self.master_addr[1], "pid": self.procs["master"].pid,
                        "secret": self.secret_path} if self.master_addr is not None else None,
             "etcd": {"pid": self.etcd.pid} if self.etcd is not None else None,
-            "storage": self.storage,
-            "mounts": {n: {"mount": m.mount, "backing": m.backing, "pid": m.pid} for n, m in self.mounts.items()},
         }
 
     def write_description(self) -> None:
@@ -378,8 +339,6 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 p.popen.kill()
                 p.popen.wait(10)
-        for mount in self.mounts.values():
-            mount.stop()
         if self.etcd is not None and self.etcd.poll() is None:
             self.etcd.terminate()
             try:
@@ -424,5 +383,5 @@ def stop_from_file(directory: str, timeout: float = 10.0) -> list[int]:
         if is_cluster_process(pid):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-    return pids + release_storage(directory, desc.get("mounts") or {})
+    return pids
 

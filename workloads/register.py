@@ -12,8 +12,7 @@ import random
 from harness.checker import Checker
 from harness.config import TestConfig
 from harness.generator import IndependentKeys, weighted_choice
-from harness.protocols import Client, Invocation, OpSource
-from workloads.reference_client import ReferenceClient
+from harness.protocols import Invocation, OpSource
 
 MIX = [("read", 2.0), ("write", 1.0), ("cas", 1.0)]
 
@@ -30,16 +29,13 @@ def make_op(rng: random.Random, key: object, n: int) -> Invocation:
 
 
 class RegisterWorkload:
-    """Independent cas-registers on the reference system."""
+    """Independent cas-registers, on any system whose client reads, writes and compares-and-sets."""
 
     name = "register"
+    functions = frozenset({"read", "write", "cas"})
 
     def __init__(self, config: TestConfig) -> None:
         self.config = config
-
-    def client(self) -> Client:
-        """A reference-system client."""
-        return ReferenceClient()
 
     def generator(self, rng: random.Random, concurrency: int) -> OpSource:
         """Groups of up to 4 workers per key, 120 ops per key."""

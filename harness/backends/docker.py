@@ -1,15 +1,15 @@
-"""The docker backend: the cluster as containers on a network of the test's own, started through testcontainers.
+"""The docker backend: any system's processes as containers on a network of the test's own.
 
-One container per node, one for the master and one per operator, all from the node image
-(:mod:`harness.backends.image`), on a bridge network ``fp-<run id>`` with a /24 of its own. Every
-container has a fixed address there (kept across kills and wipes) and serves on port 7000; the harness
-reaches them at those addresses, which the host routes to on Linux, so no port is published. The master
-and operators share a ``meta`` volume (the SQLite metadata store); with ``extra={"metadata": "etcd"}`` an
-etcd container holds the metadata instead. Each node has a data volume.
+One container per process spec, from the node image (:mod:`harness.backends.image`: the system's code
+on a base with python3, iptables and etcd), on a bridge network ``fp-<run id>`` with a /24 of its own
+(:mod:`harness.backends.docker_layout`). Every container has a fixed address there, kept across kills
+and wipes; the harness reaches them at those addresses, which the host routes to on Linux, so no port
+is published. Containers are started through testcontainers and waited for with its wait strategies.
 
-Faults happen inside the containers: kill is ``docker kill`` then start, pause is ``docker pause``, wipe
-removes the node's container and volume and starts it again on a fresh volume, and partitions are
-iptables rules in each node's own network namespace (the containers hold NET_ADMIN). Everything carries
+Faults happen inside the containers: kill is ``docker kill`` then start, pause is ``docker pause``, an
+erase removes a process's container and data volume so that its next start is on a fresh volume, and
+partitions are iptables rules in each container's own network namespace (the containers hold
+NET_ADMIN). Clock and power-loss faults need the local backend. Everything carries
 ``fencepost.run=<run id>`` and is removed by :meth:`DockerBackend.teardown`; a SIGKILLed harness's
 leftovers are reaped by ``fencepost cluster down --all``.
 """
@@ -22,193 +22,183 @@ import json
 import logging
 import random
 import secrets
-import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from harness import capabilities as caps
 from harness.backends import docker_objects as objs
-from harness.config import TestConfig
-from nemesis.registry import needs
-from system.admin import call, call_sync
+from harness.backends.docker_disk import edit_data, save_logs
+from harness.backends.docker_layout import DockerLayout
+from harness.systems.api import SERVICE, HasCode, ProcessSpec
+
+if TYPE_CHECKING:
+    from harness.config import TestConfig
+    from harness.systems.api import SystemPlugin
 
 log = logging.getLogger(__name__)
-PORT = 7000
-SECRET_PATH = "/cluster-secret.json"
-SQLITE_URL = "sqlite:///meta/metadata.db"
-ETCD_PORT = 2379
 START_TIMEOUT_S = 60
-CLOCK_UNSUPPORTED = "clock faults need the local backend (--backend local): the node image has no libfaketime"
-
-
-@dataclass
-class Spec:
-    """How to (re)create one container: its name in the cluster, address, command and volumes."""
-
-    name: str
-    ip: str
-    argv: list[str]
-    volumes: dict[str, str]  # volume name -> mount point
-    kind: str  # node, operator, master or etcd
-    port: int = PORT
+UNSUPPORTED = {
+    caps.CLOCK: "clock faults need the local backend (--backend local): the node image has no libfaketime",
+    caps.POWER_LOSS: "power-loss faults need the local backend (--backend local): the docker backend does not "
+                     "mount the lazy filesystem under container volumes",
+}
 
 
 class DockerBackend:
-    """Run the reference system in containers and inject faults inside them."""
+    """Run a system's processes in containers and inject faults inside them.
+
+    The backend is its own Processes, Network and Disk capability (:mod:`harness.capabilities`).
+    """
 
     name = "docker"
 
     def __init__(self, image: str | None = None) -> None:
+        self.processes = self
+        self.network = self
+        self.clock = self
+        self.disk = self
         self.image = image
         self.run_id = f"fp{secrets.token_hex(4)}"
-        self.specs: dict[str, Spec] = {}
+        self.specs: dict[str, ProcessSpec] = {}
         self.containers: dict[str, Any] = {}  # name -> testcontainers DockerContainer
-        self.uuids: dict[str, str | None] = {}
-        self.tablets = 0
-        self.replication = 0
-        self._secret = {"cluster_id": f"fencepost-{secrets.token_hex(6)}", "token": secrets.token_hex(16)}
+        self.layout: DockerLayout | None = None
         self._generation: dict[str, int] = {}
         self._pairs: set[tuple[str, str]] = set()
         self._client: Any = None
         self._network: Any = None
         self._run_dir: Path | None = None
         self._closing = False
-        self._setup_task: asyncio.Future[None] | None = None
+        self._setup_task: asyncio.Future[list[ProcessSpec]] | None = None
+
+    # --- what it can do -----------------------------------------------------------------------------
+
+    def unavailable(self, capability: str) -> str | None:
+        """Why ``capability`` cannot be carried out in containers; None when it can."""
+        if capability in UNSUPPORTED:
+            return UNSUPPORTED[capability]
+        if capability in (caps.PROCESSES, caps.NETWORK, caps.DISK):
+            return None
+        return f"the docker backend does not carry out {capability}"
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """Processes, network and disk."""
+        return frozenset(c for c in caps.BACKEND_CAPABILITIES if self.unavailable(c) is None)
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
-    async def setup(self, test: TestConfig, run_dir: Path) -> None:
-        """Build the image if needed, create the network and volumes, start every container, wait for leaders."""
-        if "faketime" in needs(test.nemesis):
-            raise RuntimeError(CLOCK_UNSUPPORTED)
+    async def setup(self, test: TestConfig, system: SystemPlugin, run_dir: Path,
+                    needs: frozenset[str]) -> list[ProcessSpec]:
+        """Build the image if needed, create the network and volumes, start every container."""
+        for capability in sorted(needs):
+            if capability in UNSUPPORTED:
+                raise caps.CapabilityMissing(UNSUPPORTED[capability])
         self._run_dir = run_dir
         (run_dir / "cluster" / "logs").mkdir(parents=True, exist_ok=True)
         (run_dir / "cleanup.json").write_text(json.dumps({"docker_run": self.run_id}) + "\n")
-        self._setup_task = asyncio.ensure_future(asyncio.to_thread(self._setup_sync, test))
-        await asyncio.shield(self._setup_task)
-        if "operator" in test.nemesis:
-            await self.kill("op2")
-        await asyncio.to_thread(self._wait_ready, START_TIMEOUT_S)
+        self._setup_task = asyncio.ensure_future(asyncio.to_thread(self._setup_sync, test, system))
+        return await asyncio.shield(self._setup_task)
 
     def _check_open(self) -> None:
         if self._closing:
             raise RuntimeError("the docker backend is being torn down")
 
-    def _setup_sync(self, test: TestConfig) -> None:
+    def _setup_sync(self, test: TestConfig, system: SystemPlugin) -> list[ProcessSpec]:
         import docker
 
         from harness.backends.image import ensure_image
 
-        self.image = self.image or ensure_image(say=lambda line: log.info("image: %s", line))
+        assert self._run_dir is not None
+        code = system.code() if isinstance(system, HasCode) else {}
+        self.image = self.image or ensure_image(code, say=lambda line: log.info("image: %s", line))
         self._check_open()
         self._client = docker.from_env(timeout=120)
         self._network, subnet = objs.create_network(self._client, f"fp-{self.run_id}", self.run_id)
-        hosts = list(subnet.hosts())
-        self.tablets, self.replication = test.tablets, min(3, test.nodes)
-        bug_args = [a for b in test.bug for a in ("--bug", b)]
-        meta = objs.create_volume(self._client, f"fp-{self.run_id}-meta", self.run_id)
-        meta_url = SQLITE_URL
-        if test.extra.get("metadata", "sqlite") == "etcd":
-            ip, url, peer = str(hosts[5]), f"http://{hosts[5]}:{ETCD_PORT}", f"http://{hosts[5]}:{ETCD_PORT + 1}"
-            self.specs["etcd"] = Spec("etcd", ip, [
-                "etcd", "--name", "fencepost", "--data-dir", "/meta/etcd", "--listen-client-urls", url,
-                "--advertise-client-urls", url, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-                "--initial-cluster", f"fencepost={peer}"], {meta: "/meta"}, "etcd", ETCD_PORT)
-            meta_url = f"etcd://{ip}:{ETCD_PORT}"
-        master_ip = str(hosts[1])
-        self.specs["master"] = Spec("master", master_ip, [
-            "python3", "-m", "system.master", "--metadata", meta_url, "--cluster-file", SECRET_PATH, "--host",
-            master_ip, "--port", str(PORT), "--data", "/meta/master", "--replication", str(self.replication),
-            "--dead-after", "10", *bug_args], {meta: "/meta"}, "master")
-        nodes = {f"n{i + 1}": str(hosts[10 + i]) for i in range(test.nodes)}
-        for name, ip in nodes.items():
-            self.specs[name] = Spec(name, ip, [
-                "python3", "-m", "system.node", "--id", name, "--host", ip, "--port", str(PORT), "--data", "/data",
-                "--master", f"{master_ip}:{PORT}", "--cluster-file", SECRET_PATH, *bug_args], {}, "node")
-        node_spec = ",".join(f"{n}={ip}:{PORT}" for n, ip in nodes.items())
-        for i in range(2 if "operator" in test.nemesis else 1):
-            ip = str(hosts[2 + i])
-            self.specs[f"op{i + 1}"] = Spec(f"op{i + 1}", ip, [
-                "python3", "-m", "system.operator", "--id", f"op{i + 1}", "--metadata", meta_url, "--nodes",
-                node_spec, "--tablets", str(test.tablets), "--replication", str(self.replication), "--host", ip,
-                "--port", str(PORT), "--data", "/meta/operators", "--stall-timeout", "3.0", *bug_args],
-                {meta: "/meta"}, "operator")
+        self.layout = DockerLayout(subnet, self._run_dir / "cluster")
+        specs = system.processes(test, self.layout)
+        self.specs = {s.name: s for s in specs}
+        for key in sorted({k for s in specs for k in s.shared}):
+            objs.create_volume(self._client, f"fp-{self.run_id}-shared-{key}", self.run_id)
         self._write_description()
-        if "etcd" in self.specs:  # the master and operators open the metadata store as they start
-            self._create("etcd")
+        for spec in specs:  # services first, one by one: the others open them as they start
+            if spec.role == SERVICE and spec.autostart:
+                self._create_listening(spec.name)
         self._check_open()
-        # The rest at once: nodes retry joining the master, and operators retry nodes, until they answer.
-        rest = [n for n in self.specs if n != "etcd"]
-        with ThreadPoolExecutor(len(rest)) as pool:
-            for future in [pool.submit(self._create, name) for name in rest]:
-                future.result()
+        rest = [s.name for s in specs if s.role != SERVICE and s.autostart]
+        if rest:
+            with ThreadPoolExecutor(len(rest)) as pool:
+                for future in [pool.submit(self._create_listening, name) for name in rest]:
+                    future.result()
+        self._write_description()
+        return specs
 
     def _volume_for(self, name: str) -> str:
         return f"fp-{self.run_id}-{name}-data-{self._generation.get(name, 0)}"
 
-    def _create(self, name: str) -> None:
+    def _create(self, name: str, extra_args: Sequence[str] = ()) -> None:
         """Start the container for ``name`` through testcontainers and wait until it accepts connections."""
         from testcontainers.core.container import DockerContainer
 
+        assert self.layout is not None
         spec = self.specs[name]
-        volumes = dict(spec.volumes)
-        if spec.kind == "node":
-            volumes[objs.create_volume(self._client, self._volume_for(name), self.run_id)] = "/data"
-        container = DockerContainer(str(self.image)).with_name(f"fp-{self.run_id}-{name}").with_command(spec.argv)
-        for volume, mount in volumes.items():
-            container.with_volume_mapping(volume, mount, "rw")
-        container.with_copy_into_container(json.dumps(self._secret).encode(), SECRET_PATH, 0o600)
+        container = (DockerContainer(str(self.image)).with_name(f"fp-{self.run_id}-{name}")
+                     .with_command([*spec.argv, *extra_args]))
+        if spec.data_dir:
+            container.with_volume_mapping(objs.create_volume(self._client, self._volume_for(name), self.run_id),
+                                          spec.data_dir, "rw")
+        for key in spec.shared:
+            container.with_volume_mapping(f"fp-{self.run_id}-shared-{key}", self.layout.shared_dir(key), "rw")
+        for file, (data, mode) in self.layout.files.items():
+            container.with_copy_into_container(data, self.layout.file(file), mode)
+        for key, value in spec.env.items():
+            container.with_env(key, value)
         net = self._network.name
         container.with_kwargs(  # one call: with_kwargs replaces what an earlier call set
             hostname=name, labels=objs.labels(self.run_id, **{"fencepost.name": name}), cap_add=["NET_ADMIN"],
             network=net, networking_config={net: self._client.api.create_endpoint_config(
-                ipv4_address=spec.ip, aliases=[name])})
-        container.waiting_for(self._ready_strategy(spec))
+                ipv4_address=self.layout.host(name), aliases=[name])})
         self.containers[name] = container
         container.start()
-        if spec.kind == "node":
-            self.uuids[name] = self._read_uuid(name)
+        if spec.ready:
+            self._wait_listening(name)  # a process that exits on its own is the caller's to see
 
-    @staticmethod
-    def _ready_strategy(spec: Spec) -> Any:
-        """Ready means the process accepts a TCP connection on its address, checked from inside the container."""
-        from testcontainers.core.wait_strategies import ExecWaitStrategy
+    def _create_listening(self, name: str) -> None:
+        """Create ``name``'s container at setup: a process that exits as it starts fails the setup, saying why."""
+        self._create(name)
+        if self._status(name) != "running":
+            state = self._wrapped(name).attrs.get("State", {})
+            tail = self._wrapped(name).logs(tail=3).decode(errors="replace").strip().replace("\n", " | ")
+            raise RuntimeError(f"{name} exited with {state.get('ExitCode')} as it started: {tail[-300:]}")
 
-        probe = f"import socket; socket.create_connection(({spec.ip!r}, {spec.port}), 1).close()"
-        return (ExecWaitStrategy(["python3", "-c", probe]).with_poll_interval(0.1)
-                .with_startup_timeout(START_TIMEOUT_S))
+    def _wait_listening(self, name: str, timeout: float = START_TIMEOUT_S) -> bool:
+        """Wait until the process accepts a TCP connection on its address (checked from inside its container);
+        False when the container stopped first (a process that exits on its own, as after disk loss).
 
-    def _read_uuid(self, name: str) -> str | None:
-        raw = objs.read_file(self.containers[name].get_wrapped_container(), "/data/instance.json")
-        return json.loads(raw).get("uuid") if raw else None
+        Raises:
+            TimeoutError: it neither listened nor stopped within ``timeout`` seconds.
+        """
+        host, port = self.address(name)
+        probe = ["python3", "-c", f"import socket; socket.create_connection(({host!r}, {port}), 1).close()"]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_open()
+            if self._status(name) != "running":
+                return False
+            code, _ = self._wrapped(name).exec_run(probe)
+            if code == 0:
+                return True
+            time.sleep(0.1)
+        raise TimeoutError(f"{name} did not accept connections on {host}:{port} within {timeout:g} s")
 
     def _write_description(self) -> None:
         assert self._run_dir is not None
         desc = {"docker_run": self.run_id, "image": self.image, "network": f"fp-{self.run_id}",
-                "processes": {n: {"ip": s.ip, "port": s.port, "argv": s.argv, "kind": s.kind}
-                              for n, s in self.specs.items()},
-                "uuids": self.uuids}
+                "processes": {n: {"ip": self.address(n)[0], "port": s.port, "argv": list(s.argv), "role": s.role}
+                              for n, s in self.specs.items()}}
         (self._run_dir / "cluster" / "cluster.json").write_text(json.dumps(desc, indent=1) + "\n")
-
-    def _wait_ready(self, timeout: float) -> None:
-        """Wait until every tablet has a steady leader (bounded by ``timeout``)."""
-        deadline = time.monotonic() + timeout
-        last: Any = None
-        while time.monotonic() < deadline:
-            self._check_open()
-            for host, port in self.cluster_info()["operators"]:
-                with contextlib.suppress(Exception):
-                    last = call_sync(host, port, "routing", {}, timeout=2.0)
-                    break
-            if last and len(last["tablets"]) == self.tablets and all(
-                    m["status"] == "steady" and m["leader"] for m in last["tablets"].values()):
-                self._write_description()
-                return
-            time.sleep(0.2)
-        raise TimeoutError(f"docker cluster not ready within {timeout}s: {last}")
 
     async def teardown(self) -> None:
         """Remove every container, the network and the volumes of this run. Safe to call twice."""
@@ -233,181 +223,169 @@ class DockerBackend:
                 self._client.close()
                 self._client = None
 
-    # --- the cluster --------------------------------------------------------------------------------
+    def address(self, name: str) -> tuple[str, int]:
+        """The container's address on the run's network, and the port its spec serves on."""
+        assert self.layout is not None, "the docker backend has not been set up"
+        return self.layout.host(name), self.specs[name].port
 
-    def _require(self) -> None:
-        if not self.specs:
-            raise RuntimeError("the docker backend has not been set up")
+    # --- processes ----------------------------------------------------------------------------------
 
-    def nodes(self) -> list[str]:
-        """Node names n1..nN."""
-        self._require()
-        return sorted(n for n, s in self.specs.items() if s.kind == "node")
-
-    def operators(self) -> list[str]:
-        """op1 (active), then any standby."""
-        self._require()
-        return sorted(n for n, s in self.specs.items() if s.kind == "operator")
-
-    def cluster_info(self) -> dict[str, Any]:
-        """Container addresses (reachable from the host), tablets, UUIDs, and the master with its token."""
-        self._require()
-        master = self.specs["master"]
-        return {"operators": [(self.specs[o].ip, PORT) for o in self.operators()], "tablets": self.tablets,
-                "nodes": {n: (self.specs[n].ip, PORT) for n in self.nodes()}, "uuids": dict(self.uuids),
-                "replication": self.replication,
-                "master": {"addr": (master.ip, PORT), "token": self._secret["token"]}}
-
-    async def leaders(self) -> dict[int, str]:
-        """Each tablet's leader, from the first operator that answers."""
-        for host, port in self.cluster_info()["operators"]:
-            with contextlib.suppress(Exception):
-                routing = await call(host, port, "routing", {}, timeout=2.0)
-                return {int(t): m["leader"] for t, m in routing["tablets"].items() if m.get("leader")}
-        return {}
-
-    # --- faults -------------------------------------------------------------------------------------
+    def _wrapped(self, name: str) -> Any:
+        return self.containers[name].get_wrapped_container()
 
     def _status(self, name: str) -> str:
-        wrapped = self.containers[name].get_wrapped_container()
+        if name not in self.containers:
+            return "removed"
+        wrapped = self._wrapped(name)
         wrapped.reload()
         return str(wrapped.status)
 
-    async def kill(self, node: str) -> None:
+    async def kill(self, name: str) -> None:
         """docker kill (SIGKILL), and wait until the container has exited."""
-        await asyncio.to_thread(self._kill_sync, node)
+        await asyncio.to_thread(self._kill_sync, name)
 
     def _kill_sync(self, name: str) -> None:
         import docker.errors
 
-        wrapped = self.containers[name].get_wrapped_container()
+        if name not in self.containers:
+            return
+        wrapped = self._wrapped(name)
         if self._status(name) == "paused":  # older engines refuse to kill a paused container
             wrapped.unpause()
         with contextlib.suppress(docker.errors.APIError):  # already exited
             wrapped.kill()
         wrapped.wait(timeout=30)
 
-    async def start(self, node: str) -> None:
-        """Start a killed container again, with its data (a no-op if it runs), and restore its partition rules."""
-        await asyncio.to_thread(self._start_sync, node)
+    async def start(self, name: str, extra_args: Sequence[str] = ()) -> None:
+        """Start a stopped container again with its data (a no-op if it runs) and restore its partition rules;
+        with ``extra_args``, or after an erase, the container is made anew on the process's volume."""
+        await asyncio.to_thread(self._start_sync, name, tuple(extra_args))
 
-    def _start_sync(self, name: str) -> None:
-        if self._status(name) in ("running", "paused"):
+    def _start_sync(self, name: str, extra_args: tuple[str, ...]) -> None:
+        status = self._status(name)
+        if status in ("running", "paused"):
             return
-        container = self.containers[name]
-        container.get_wrapped_container().start()
-        self._ready_strategy(self.specs[name]).wait_until_ready(container)
-        self._apply_rules(name)
-
-    async def pause(self, node: str) -> None:
-        """docker pause (the cgroup freezer)."""
-        await asyncio.to_thread(self._pause_sync, node)
-
-    def _pause_sync(self, name: str) -> None:
-        if self._status(name) == "running":
-            self.containers[name].get_wrapped_container().pause()
-
-    async def resume(self, node: str) -> None:
-        """docker unpause, then bring its partition rules up to date."""
-        await asyncio.to_thread(self._resume_sync, node)
-
-    def _resume_sync(self, name: str) -> None:
-        if self._status(name) == "paused":
-            self.containers[name].get_wrapped_container().unpause()
-            self._apply_rules(name)
-
-    async def wipe(self, node: str) -> None:
-        """Remove the node's container and data volume, then start it again on a new, empty volume."""
-        await asyncio.to_thread(self._wipe_sync, node)
-
-    def _wipe_sync(self, name: str) -> None:
-        self._save_logs(name)
-        container = self.containers.pop(name)
-        container.stop()
-        objs.remove_volume(self._client, self._volume_for(name))
-        self._generation[name] = self._generation.get(name, 0) + 1
-        self._create(name)
+        if status == "removed" or extra_args:
+            self._remove_container(name)
+            self._create(name, extra_args)
+        else:
+            self._wrapped(name).start()
+            if self.specs[name].ready:
+                self._wait_listening(name)  # a process that exits on its own is the caller's to see
         self._apply_rules(name)
         self._write_description()
 
-    async def damage_wal(self, node: str, kind: str, rng: random.Random) -> dict[str, Any]:
-        """docker kill, damage one tablet's files in the stopped container's volume, start it again."""
-        from harness.backends.docker_damage import damage_container_wal, lose_metadata
+    def _remove_container(self, name: str) -> None:
+        container = self.containers.pop(name, None)
+        if container is not None:
+            save_logs(container, self.layout.log_path(name) if self.layout else Path(f"{name}.log"))
+            container.stop()
 
-        await self.kill(node)
-        if kind == "delete-metadata":  # disk loss: the node must exit, and is then wiped
-            return {"node": node, **await asyncio.to_thread(lose_metadata, self, node, rng)}
-        try:
-            wrapped = self.containers[node].get_wrapped_container()
-            return {"node": node, **await asyncio.to_thread(damage_container_wal, wrapped, kind, rng)}
-        finally:
-            await self.start(node)
+    async def pause(self, name: str) -> None:
+        """docker pause (the cgroup freezer)."""
+        await asyncio.to_thread(lambda: self._status(name) == "running" and self._wrapped(name).pause())
 
-    async def set_clock(self, node: str, offset: float) -> None:
-        """Refused: the node image has no libfaketime."""
-        raise RuntimeError(CLOCK_UNSUPPORTED)
+    async def resume(self, name: str) -> None:
+        """docker unpause, then bring its partition rules up to date."""
+        await asyncio.to_thread(self._resume_sync, name)
 
-    async def lose_unsynced(self, nodes: Sequence[str], tear: bool, rng: random.Random) -> dict[str, Any]:
-        """Refused: containers have no lazy filesystem under their data volumes."""
-        raise RuntimeError("lose-unsynced needs the local backend (--backend local): the docker backend does"
-                           " not mount the lazy filesystem under node volumes")
+    def _resume_sync(self, name: str) -> None:
+        if self._status(name) == "paused":
+            self._wrapped(name).unpause()
+            self._apply_rules(name)
+
+    def running(self, name: str) -> bool:
+        """Whether the container runs (a paused one runs)."""
+        return self._status(name) in ("running", "paused")
+
+    async def wait_exit(self, name: str, timeout: float) -> int | None:
+        """The container's exit code once it exits on its own, or None after ``timeout``."""
+        def wait() -> int | None:
+            with contextlib.suppress(Exception):
+                return int(self._wrapped(name).wait(timeout=timeout)["StatusCode"])
+            return None
+
+        return await asyncio.to_thread(wait)
+
+    # --- network ------------------------------------------------------------------------------------
 
     async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
-        """Drop traffic between the grudge's node pairs with iptables inside each node's container."""
+        """Drop traffic between the grudge's process pairs with iptables inside each container."""
         self._pairs = ({(a, b) for a, others in grudge.items() for b in others}
                        | {(b, a) for a, others in grudge.items() for b in others})
-        await asyncio.gather(*(asyncio.to_thread(self._apply_rules, n) for n in self.nodes()))
+        await asyncio.gather(*(asyncio.to_thread(self._apply_rules, n) for n in self.specs))
 
-    async def heal_network(self) -> None:
+    async def heal(self) -> None:
         """Flush every container's rules (a paused or stopped one gets its rules set when it comes back)."""
         self._pairs = set()
-        if self.specs:
-            await asyncio.gather(*(asyncio.to_thread(self._apply_rules, n) for n in self.nodes()))
+        await asyncio.gather(*(asyncio.to_thread(self._apply_rules, n) for n in self.specs))
 
     def _apply_rules(self, name: str) -> None:
         """Make ``name``'s iptables rules match the current partition (only while it runs)."""
-        if self.specs[name].kind != "node" or name not in self.containers or self._status(name) != "running":
+        if self.specs[name].role == SERVICE or self._status(name) != "running":
             return
-        peers = sorted(b for a, b in self._pairs if a == name)
         script = ["iptables -w -F INPUT", "iptables -w -F OUTPUT"]
-        for peer in peers:
-            ip = self.specs[peer].ip
+        for peer in sorted(b for a, b in self._pairs if a == name):
+            ip = self.address(peer)[0]
             script += [f"iptables -w -A INPUT -s {ip} -j DROP", f"iptables -w -A OUTPUT -d {ip} -j DROP"]
-        code, out = self.containers[name].get_wrapped_container().exec_run(["sh", "-c", " && ".join(script)])
+        code, out = self._wrapped(name).exec_run(["sh", "-c", " && ".join(script)])
         if code != 0:
             raise RuntimeError(f"iptables in {name} failed ({code}): {out.decode(errors='replace').strip()[:300]}")
 
+    # --- clock and disk -----------------------------------------------------------------------------
+
+    async def set_offset(self, node: str, seconds: float) -> None:
+        """Refused: the node image has no libfaketime."""
+        raise caps.CapabilityMissing(UNSUPPORTED[caps.CLOCK])
+
+    async def lose_unsynced(self, nodes: Sequence[str], tear: bool, rng: random.Random) -> dict[str, Any]:
+        """Refused: containers have no lazy filesystem under their volumes."""
+        raise caps.CapabilityMissing(UNSUPPORTED[caps.POWER_LOSS])
+
+    async def erase(self, node: str) -> None:
+        """Remove the stopped node's container and data volume; its next start is on a new, empty volume."""
+        def erase() -> None:
+            self._remove_container(node)
+            objs.remove_volume(self._client, self._volume_for(node))
+            self._generation[node] = self._generation.get(node, 0) + 1
+
+        await asyncio.to_thread(erase)
+
+    async def read_file(self, node: str, path: str) -> bytes | None:
+        """A file under the node's data directory, read through the Docker archive API, or None."""
+        data_dir = self.specs[node].data_dir
+        if not data_dir or node not in self.containers:
+            return None
+        return await asyncio.to_thread(objs.read_file, self._wrapped(node), f"{data_dir}/{path}")
+
+    async def edit(self, node: str, change: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+        """Copy the stopped node's data directory out, run ``change`` on the copy, and put it back whole."""
+        data_dir = self.specs[node].data_dir
+        if not data_dir:
+            raise ValueError(f"{node} has no data directory")
+        return await asyncio.to_thread(edit_data, self._client, self._wrapped(node), str(self.image), data_dir,
+                                       self._volume_for(node), self.run_id, change)
+
     # --- collection ---------------------------------------------------------------------------------
 
-    def _log_path(self, name: str) -> Path:
-        assert self._run_dir is not None
-        return self._run_dir / "cluster" / "logs" / f"{name}.log"
-
-    def _save_logs(self, name: str) -> None:
-        """Append the container's output to ``RUN/cluster/logs/<name>.log`` (before a wipe removes it)."""
-        wrapped = self.containers[name].get_wrapped_container()
-        with self._log_path(name).open("ab") as fh:
-            fh.write(wrapped.logs(stdout=True, stderr=True))
-
     async def collect(self, run_dir: Path) -> None:
-        """Copy each node's and operator's log and event log, and each node's state dump, into ``nodes/<name>/``."""
-        await asyncio.to_thread(self._collect_files, run_dir)
-        for name in self.nodes():
-            host, port = self.specs[name].ip, PORT
-            try:
-                dump = await call(host, port, "dump", {}, to=self.uuids.get(name), timeout=5.0)
-            except Exception as e:  # a node that is down has no dump; say why
-                dump = {"error": f"{type(e).__name__}: {e}"}
-            (run_dir / "nodes" / name / "dump.json").write_text(json.dumps(dump, default=str) + "\n")
+        """Copy each container's output and observation files into ``run_dir/nodes/<name>/``."""
+        await asyncio.to_thread(self._collect_sync, run_dir)
 
-    def _collect_files(self, run_dir: Path) -> None:
-        for name in self.specs:
-            self._save_logs(name)
-        for name in [*self.nodes(), *self.operators()]:
+    def _collect_sync(self, run_dir: Path) -> None:
+        import shutil
+
+        assert self.layout is not None
+        for name, spec in self.specs.items():
             dest = run_dir / "nodes" / name
             dest.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(self._log_path(name), dest / f"{name}.log")
-            path = "/data/events.jsonl" if self.specs[name].kind == "node" else f"/meta/operators/operator-{name}.jsonl"
-            events = objs.read_file(self.containers[name].get_wrapped_container(), path)
-            if events is not None:
-                (dest / "events.jsonl").write_bytes(events)
+            log_path = self.layout.log_path(name)
+            if name in self.containers:
+                save_logs(self.containers[name], log_path)
+            if log_path.exists():
+                shutil.copy2(log_path, dest / log_path.name)
+            for observed in spec.observations:
+                data = (objs.read_file(self._wrapped(name), f"{spec.data_dir}/{observed}")
+                        if spec.data_dir and name in self.containers else None)
+                if data is not None:
+                    (dest / Path(observed).name).write_bytes(data)

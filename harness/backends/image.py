@@ -21,12 +21,14 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from tarfile import TarInfo
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+CODE_ROOT = "/opt/fencepost"
+"""Where a system's code folders go in the image (the containers' working directory and PYTHONPATH)."""
 NODE_REPO = "fencepost-node"
 BASE_REPO = "fencepost-base"
 SUITE = "bookworm"
@@ -51,20 +53,28 @@ class BuiltImage:
     seconds: float
 
 
-def code_hash(system_dir: Path = REPO_ROOT / "system") -> str:
-    """12 hex digits over every ``*.py`` under ``system_dir`` (relative path and content) and the package list."""
+def code_files(code: Mapping[str, Path]) -> list[tuple[str, Path]]:
+    """``(path in the image, file)`` for every file of the code folders (no ``__pycache__``), sorted."""
+    files = []
+    for rel, folder in code.items():
+        for path in Path(folder).rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                files.append((f"{rel}/{path.relative_to(folder).as_posix()}", path))
+    return sorted(files)
+
+
+def code_hash(code: Mapping[str, Path]) -> str:
+    """12 hex digits over every file of the code folders (path in the image and content) and the package list."""
     h = hashlib.sha256(" ".join(PACKAGES).encode() + b"\0")
-    for path in sorted(system_dir.rglob("*.py")):
-        if "__pycache__" in path.parts:
-            continue
-        h.update(path.relative_to(system_dir).as_posix().encode() + b"\0")
+    for arcname, path in code_files(code):
+        h.update(arcname.encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
     return h.hexdigest()[:12]
 
 
-def node_tag(system_dir: Path = REPO_ROOT / "system") -> str:
+def node_tag(code: Mapping[str, Path]) -> str:
     """The node image tag for the code as it is now."""
-    return f"{NODE_REPO}:{code_hash(system_dir)}"
+    return f"{NODE_REPO}:{code_hash(code)}"
 
 
 def base_tag() -> str:
@@ -108,24 +118,26 @@ def _dockerfile(base: str, online: bool) -> str:
     install = ("RUN apt-get update && apt-get install -y --no-install-recommends iptables iproute2 etcd-server "
                "&& rm -rf /var/lib/apt/lists/*\n") if online else ""
     return (f"FROM {base}\n{install}"
-            "COPY system /opt/fencepost/system\n"
-            "WORKDIR /opt/fencepost\n"
-            "ENV PYTHONPATH=/opt/fencepost PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1\n"
-            'CMD ["python3", "-c", "import system"]\n')
+            f"COPY code {CODE_ROOT}\n"
+            f"WORKDIR {CODE_ROOT}\n"
+            f"ENV PYTHONPATH={CODE_ROOT} PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1\n"
+            'CMD ["python3", "-c", "pass"]\n')
 
 
-def _context(base: str, online: bool) -> bytes:
-    """The build context as a tar: the Dockerfile and ``system/`` (Python files only)."""
+def _context(base: str, online: bool, code: Mapping[str, Path]) -> bytes:
+    """The build context as a tar: the Dockerfile and the code folders under ``code/``."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         data = _dockerfile(base, online).encode()
         info = tarfile.TarInfo("Dockerfile")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
-        system = REPO_ROOT / "system"
-        for path in sorted(system.rglob("*.py")):
-            if "__pycache__" not in path.parts:
-                tar.add(str(path), arcname=f"system/{path.relative_to(system).as_posix()}")
+        keep = TarInfo("code")
+        keep.type = tarfile.DIRTYPE
+        keep.mode = 0o755
+        tar.addfile(keep)
+        for arcname, path in code_files(code):
+            tar.add(str(path), arcname=f"code/{arcname}")
     return buf.getvalue()
 
 
@@ -197,12 +209,12 @@ def docker_client() -> Iterator[Any]:
         client.close()
 
 
-def build_image(base: str = "python:3.11-slim", offline: bool = False, say: Say | None = None,
-                force: bool = False) -> BuiltImage:
-    """Build the node image unless one for the current code exists; return what was done."""
+def build_image(code: Mapping[str, Path], base: str = "python:3.11-slim", offline: bool = False,
+                say: Say | None = None, force: bool = False) -> BuiltImage:
+    """Build the node image for ``code`` (a system's code folders) unless it exists; return what was done."""
     out: Say = say or (lambda _line: None)
     started = time.monotonic()
-    tag = node_tag()
+    tag = node_tag(code)
     with docker_client() as client:
         if not force and _has_image(client, tag):
             return BuiltImage(tag, False, "", time.monotonic() - started)
@@ -213,7 +225,7 @@ def build_image(base: str = "python:3.11-slim", offline: bool = False, say: Say 
         out(f"building {tag} from {chosen}")
         try:
             # The low-level call: the high-level one leaves its build-log stream unclosed.
-            stream = client.api.build(fileobj=io.BytesIO(_context(chosen, online)), custom_context=True, tag=tag,
+            stream = client.api.build(fileobj=io.BytesIO(_context(chosen, online, code)), custom_context=True, tag=tag,
                                       rm=True, forcerm=True, labels={LABEL: "node"}, decode=True)
             errors = [chunk["error"] for chunk in stream if "error" in chunk]
         except Exception as e:
@@ -223,6 +235,6 @@ def build_image(base: str = "python:3.11-slim", offline: bool = False, say: Say 
     return BuiltImage(tag, True, chosen, time.monotonic() - started)
 
 
-def ensure_image(say: Say | None = None) -> str:
-    """The node image tag for the current code, building it first if needed."""
-    return build_image(say=say).tag
+def ensure_image(code: Mapping[str, Path], say: Say | None = None) -> str:
+    """The node image tag for ``code`` as it is now, building it first if needed."""
+    return build_image(code, say=say).tag

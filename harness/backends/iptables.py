@@ -54,11 +54,14 @@ class Partitioner:
     Args:
         tag: a short id unique to the run (iptables chain names hold at most 28 characters).
         addresses: node name -> IP address.
+        cgroups: node name -> its cgroup v2 path (:mod:`harness.backends.cgroups`), for processes that
+            send from an address that is not their own; each link is then also cut by the sender's cgroup.
     """
 
-    def __init__(self, tag: str, addresses: Mapping[str, str]) -> None:
+    def __init__(self, tag: str, addresses: Mapping[str, str], cgroups: Mapping[str, str] | None = None) -> None:
         self.chain = (CHAIN_PREFIX + tag)[:28]
         self.addresses = dict(addresses)
+        self.cgroups = dict(cgroups or {})
         self._installed = False
 
     def install(self) -> None:
@@ -75,6 +78,9 @@ class Partitioner:
                        | {(b, a) for a, others in grudge.items() for b in others})
         for a, b in pairs:
             _run("-w", "-A", self.chain, "-s", self.addresses[a], "-d", self.addresses[b], "-j", "DROP")
+            if a in self.cgroups:
+                _run("-w", "-A", self.chain, "-m", "cgroup", "--path", self.cgroups[a], "-d", self.addresses[b],
+                     "-j", "DROP")
         return pairs
 
     def heal(self) -> None:

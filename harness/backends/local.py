@@ -1,299 +1,329 @@
-"""The local backend, the embedded default: the cluster as child processes on 127.0.0.N.
+"""The local backend, the default: any system's processes as children of the harness on loopback addresses.
 
-Nodes, operators and the metadata store run through :mod:`system.launcher`, each with its own
-loopback address and data directory under ``RUN/cluster``. Process faults are signals; network faults
-are iptables rules on those addresses (root only: without it, partitions are refused with a clear
-reason and the other faults still run); a wipe deletes a node's data directory.
+The run claims its own block of loopback addresses (:mod:`harness.backends.addresses`), and each
+process gets its own address there, so partitions (iptables rules between those addresses, in a chain
+the run owns) cut exactly the links they name and never another run's. Processes are signalled for
+kill and pause; clock faults start nodes under libfaketime; power-loss faults put each node's data
+directory on the lazy FUSE filesystem; a wipe deletes a data directory.
 
-Everything the run starts is written to ``RUN/cluster/cluster.json`` and ``RUN/cleanup.json``, so
-``fencepost cluster down --store DIR`` can reap what a killed harness left behind.
+Everything the run starts is written to ``RUN/cleanup.json``, so ``fencepost cluster down --store DIR``
+(:func:`harness.backends.reaper.reap_run_dir`) can reap what a killed harness left behind.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import random
 import shutil
 import signal
-from collections.abc import Mapping, Sequence
+import socket
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from harness import capabilities as caps
 from harness.backends import faketime
-from harness.backends.iptables import Partitioner, reap_dead_chains, why_unavailable
-from harness.config import TestConfig
-from nemesis.registry import needs
-from system.admin import call
-from system.launcher import Cluster
-from system.node import EXIT_DISK_LOSS
+from harness.backends.addresses import AddressBlock, claim_block
+from harness.backends.cgroups import ProcessGroups, cgroup2_root
+from harness.backends.iptables import Partitioner, reap_dead_chains
+from harness.backends.iptables import why_unavailable as iptables_unavailable
+from harness.backends.lazyfs.mount import LazyMount
+from harness.backends.local_layout import LocalLayout, code_root_of
+from harness.backends.supervisor import Supervisor
+from harness.systems.api import NODE, SERVICE, HasCode, ProcessSpec
+
+if TYPE_CHECKING:
+    from harness.config import TestConfig
+    from harness.systems.api import SystemPlugin
+
+READY_TIMEOUT_S = 60.0
 
 
-class NetworkFaultsUnavailable(RuntimeError):
-    """Partitions were asked for where iptables cannot be used."""
+def lazyfs_unavailable() -> str | None:
+    """Why the lazy filesystem cannot be mounted here, in one line; None when it can."""
+    if not os.path.exists("/dev/fuse"):
+        return "power-loss faults need /dev/fuse (the lazy FUSE filesystem)"
+    if shutil.which("fusermount3") is None and shutil.which("fusermount") is None:
+        return "power-loss faults need fusermount3 (apt-get install -y fuse3)"
+    return None
 
 
 class LocalBackend:
-    """Run the reference system as local processes and inject faults into them."""
+    """Run a system's processes on this machine and inject faults into them.
+
+    The backend is its own Processes, Network, Clock and Disk capability (:mod:`harness.capabilities`).
+    """
 
     name = "local"
 
     def __init__(self) -> None:
-        self.cluster: Cluster | None = None
+        self.processes = self
+        self.network = self
+        self.clock = self
+        self.disk = self
+        self.supervisor = Supervisor()
+        self.specs: dict[str, ProcessSpec] = {}
+        self.layout: LocalLayout | None = None
+        self._block: AddressBlock | None = None
         self._partitioner: Partitioner | None = None
+        self.mounts: dict[str, LazyMount] = {}
+        """Each node's lazy filesystem, when the run needs the power-loss capability."""
         self._run_dir: Path | None = None
         self._faketime = False
-        self._faketime_pids: set[int] = set()  # node processes started under libfaketime, for its /dev/shm litter
+        self.groups: ProcessGroups | None = None
+        """Each process's cgroup, where the machine has a writable cgroup v2 hierarchy."""
 
-    async def setup(self, test: TestConfig, run_dir: Path) -> None:
-        """Start the cluster under ``run_dir/cluster`` and wait until every tablet has a leader."""
+    # --- what it can do -----------------------------------------------------------------------------
+
+    def unavailable(self, capability: str) -> str | None:
+        """Why ``capability`` cannot be carried out on this machine; None when it can."""
+        if capability == caps.NETWORK:
+            return iptables_unavailable()
+        if capability == caps.CLOCK:
+            return faketime.why_unavailable()
+        if capability == caps.POWER_LOSS:
+            return lazyfs_unavailable()
+        if capability in (caps.PROCESSES, caps.DISK):
+            return None
+        return f"the local backend does not carry out {capability}"
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """What this machine allows, among processes, network, clock, disk and power-loss."""
+        return frozenset(c for c in caps.BACKEND_CAPABILITIES if self.unavailable(c) is None)
+
+    # --- lifecycle ----------------------------------------------------------------------------------
+
+    async def setup(self, test: TestConfig, system: SystemPlugin, run_dir: Path,
+                    needs: frozenset[str]) -> list[ProcessSpec]:
+        """Lay out the system in the run's address block, start its processes and wait until they listen."""
         self._run_dir = run_dir
         await asyncio.to_thread(reap_dead_chains)  # a killed harness's partitions would cut this cluster too
-        directory = run_dir / "cluster"
-        standby = "operator" in test.nemesis  # a second operator, stopped until a race starts it
-        node_env: dict[str, str] = {}
-        if "faketime" in needs(test.nemesis):  # clock faults: every node reads its own offset file
-            node_env = faketime.node_env()  # a missing offset file reads as real time
-            self._faketime = True
-        self.cluster = await asyncio.to_thread(
-            Cluster.start, str(directory), nodes=test.nodes, tablets=test.tablets,
-            replication=min(3, test.nodes), bugs=tuple(test.bug), operators=2 if standby else 1,
-            node_env=node_env, storage="lazy" if "lazyfs" in needs(test.nemesis) else "plain",
-        )
+        self._block = claim_block()
+        root = cgroup2_root()
+        self.groups = ProcessGroups(root, f"{run_dir.name.replace('.', '')}-{os.getpid()}") if root else None
+        code_root = code_root_of(system.code()) if isinstance(system, HasCode) else None
+        self.layout = LocalLayout(run_dir / "cluster", self._block, code_root)
+        specs = system.processes(test, self.layout)
+        self.specs = {s.name: s for s in specs}
+        self._faketime = caps.CLOCK in needs
+        for spec in specs:
+            self._register(spec, power_loss=caps.POWER_LOSS in needs)
         self._write_cleanup()
         if self._faketime:
-            await asyncio.to_thread(faketime.reset_all, self.cluster.dir, self.nodes())
-            self._note_pids()
-        if standby:
-            await asyncio.to_thread(self.cluster.kill, "op2")
-        await asyncio.to_thread(self.cluster.wait_ready, 60.0)
+            faketime.reset_all(self.layout.dir, [s.name for s in specs if s.role == NODE])
+        await asyncio.to_thread(self._start_all, specs)
+        return specs
+
+    def _register(self, spec: ProcessSpec, *, power_loss: bool) -> None:
+        assert self.layout is not None
+        env = dict(os.environ)
+        env["PYTHONPATH"] = self.layout.code_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.update(spec.env)
+        if self._faketime and spec.role == NODE:
+            env.update({k: v.format(dir=self.layout.dir, node=spec.name) for k, v in faketime.node_env().items()})
+        argv = list(spec.argv)
+        wrapper = self.groups.wrap(spec.name, []) if self.groups else []
+        self.supervisor.add(spec.name, argv, self.layout.log_path(spec.name), env, self.layout.code_root, wrapper)
+        if power_loss and spec.role == NODE and spec.data_dir:
+            self.mounts[spec.name] = LazyMount(str(self.layout.dir / "storage" / spec.name), spec.data_dir,
+                                                str(self.layout.dir / "logs" / f"{spec.name}-lazyfs.log"),
+                                                passthrough=spec.observations)
+        elif spec.data_dir:
+            Path(spec.data_dir).mkdir(parents=True, exist_ok=True)
+
+    def _start_all(self, specs: Sequence[ProcessSpec]) -> None:
+        """Start the services and wait for them, then every other autostarted process, then wait for those."""
+        services = [s for s in specs if s.role == SERVICE and s.autostart]
+        rest = [s for s in specs if s.role != SERVICE and s.autostart]
+        for group in (services, rest):
+            for spec in group:
+                self._launch(spec.name)
+            self._wait_listening([s for s in group if s.ready])
+
+    def _launch(self, name: str, extra_args: Sequence[str] = ()) -> None:
+        if name in self.mounts:
+            self.mounts[name].start(dict(os.environ), os.getcwd(), detach=True)
+        self.supervisor.launch(name, extra_args)
+        self._write_cleanup()
+
+    def _wait_listening(self, specs: Sequence[ProcessSpec], timeout: float = READY_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout
+        waiting = list(specs)
+        while waiting:
+            exited = {n: c for n, c in self.supervisor.exited().items() if n in {s.name for s in waiting}}
+            if exited:
+                raise RuntimeError(f"the cluster did not start: {self.supervisor.explain_exits(exited)}")
+            waiting = [s for s in waiting if not _accepts(*self.address(s.name))]
+            if waiting and time.monotonic() > deadline:
+                names = ", ".join(s.name for s in waiting)
+                raise TimeoutError(f"{names} did not accept connections within {timeout:g} s")
+            if waiting:
+                time.sleep(0.05)
 
     def _write_cleanup(self) -> None:
-        assert self._run_dir is not None and self.cluster is not None
-        data = {"cluster_dir": self.cluster.dir,
-                "iptables_chain": self._partitioner.chain if self._partitioner else None}
-        (self._run_dir / "cleanup.json").write_text(json.dumps(data) + "\n")
-
-    def _require(self) -> Cluster:
-        if self.cluster is None:
-            raise RuntimeError("the local backend has not been set up")
-        return self.cluster
+        assert self._run_dir is not None and self.layout is not None
+        data = {"cluster_dir": str(self.layout.dir), "pids": self.supervisor.started(),
+                "cgroups": str(self.groups.base) if self.groups else None,
+                "iptables_chain": self._partitioner.chain if self._partitioner else None,
+                "addresses": {n: list(self.address(n)) for n in self.specs}}
+        tmp = self._run_dir / ".cleanup.json.tmp"
+        tmp.write_text(json.dumps(data) + "\n")
+        os.replace(tmp, self._run_dir / "cleanup.json")
 
     async def teardown(self) -> None:
-        """Remove network rules and stop every process. Safe to call twice."""
+        """Remove network rules, stop every process, unmount every disk, give the addresses back. Safe twice."""
         try:
             if self._partitioner is not None:
                 await asyncio.to_thread(self._partitioner.remove)
         finally:
-            if self.cluster is not None:
-                await asyncio.to_thread(self.cluster.stop)
-            faketime.remove_leftovers(self._faketime_pids)
+            await asyncio.to_thread(self.supervisor.stop_all)
+            for mount in self.mounts.values():
+                await asyncio.to_thread(mount.stop)
+            if self._faketime:
+                faketime.remove_leftovers(self.supervisor.all_pids())
+            if self.groups is not None:
+                await asyncio.to_thread(self.groups.remove)
+            if self._block is not None:
+                self._block.release()
 
-    def nodes(self) -> list[str]:
-        """Node names n1..nN."""
-        return sorted(self._require().node_addrs)
+    def address(self, name: str) -> tuple[str, int]:
+        """The process's host in the run's block, and the port its spec serves on."""
+        assert self.layout is not None, "the local backend has not been set up"
+        return self.layout.host(name), self.specs[name].port
 
-    def operators(self) -> list[str]:
-        """op1 (active), then any standby."""
-        return sorted(self._require().operator_addrs)
+    # --- processes ----------------------------------------------------------------------------------
 
-    def cluster_info(self) -> dict[str, Any]:
-        """Operator addresses (for clients) and the cluster description."""
-        c = self._require()
-        return {"operators": c.operators(), "tablets": c.tablets, "nodes": dict(c.node_addrs),
-                "uuids": {n: c.node_uuid(n) for n in c.node_addrs}, "replication": c.replication,
-                "master": {"addr": c.master_addr, "token": c.secret().get("token")} if c.master_addr else None}
+    async def kill(self, name: str) -> None:
+        """kill -9 and reap."""
+        await asyncio.to_thread(self.supervisor.kill, name)
 
-    async def leaders(self) -> dict[int, str]:
-        """Each tablet's leader, from the first operator that answers."""
-        for host, port in self._require().operators():
-            with contextlib.suppress(Exception):
-                routing = await call(host, port, "routing", {}, timeout=2.0)
-                return {int(t): m["leader"] for t, m in routing["tablets"].items() if m.get("leader")}
-        return {}
+    async def start(self, name: str, extra_args: Sequence[str] = ()) -> None:
+        """Start a stopped process again with the same data (a no-op if it runs)."""
+        if not self.supervisor.running(name):
+            await asyncio.to_thread(self._launch, name, extra_args)
 
-    async def kill(self, node: str) -> None:
-        """kill -9 a process and reap it."""
-        await asyncio.to_thread(self._require().kill, node)
-
-    async def start(self, node: str) -> None:
-        """Start a killed process again with the same data (a no-op if it runs)."""
-        c = self._require()
-        if c.procs[node].pid is None:
-            await asyncio.to_thread(self._launch, node)
-
-    def _launch(self, name: str, extra_args: tuple[str, ...] = ()) -> None:
-        """Start a process and record its new PID in cluster.json, for the reaper."""
-        c = self._require()
-        c.launch(name, extra_args)
-        c.write_description()
-        self._note_pids()
-
-    def _note_pids(self) -> None:
-        if self._faketime and self.cluster is not None:
-            self._faketime_pids |= {p.pid for n, p in self.cluster.procs.items()
-                                    if n in self.cluster.node_addrs and p.pid is not None}
-
-    async def pause(self, node: str) -> None:
+    async def pause(self, name: str) -> None:
         """SIGSTOP."""
-        self._require().pause(node)
+        self.supervisor.signal(name, signal.SIGSTOP)
 
-    async def resume(self, node: str) -> None:
+    async def resume(self, name: str) -> None:
         """SIGCONT."""
-        self._require().resume(node)
+        self.supervisor.signal(name, signal.SIGCONT)
 
-    async def wipe(self, node: str) -> None:
-        """kill -9, delete the node's data directory, start it again."""
-        c = self._require()
-        await asyncio.to_thread(c.kill, node)
-        await asyncio.to_thread(c.wipe_data, node)  # on lazy storage: a new, empty disk
-        await asyncio.to_thread(self._launch, node)
+    def running(self, name: str) -> bool:
+        """Whether the process runs."""
+        return self.supervisor.running(name)
 
-    async def damage_wal(self, node: str, kind: str, rng: random.Random) -> dict[str, Any]:
-        """kill -9, damage one tablet's files in place, start the node again.
+    async def wait_exit(self, name: str, timeout: float) -> int | None:
+        """Its exit code once it exits on its own, or None after ``timeout``."""
+        return await asyncio.to_thread(self.supervisor.wait_exit, name, timeout)
 
-        Lost consensus metadata is disk loss: the node must exit (code 3) instead of serving; it is then
-        started with ``--reformat``, as an administrator would, and rejoins under a new UUID."""
-        from harness.backends.file_damage import damage_tablet
-
-        c = self._require()
-        old_uuid = c.node_uuid(node)
-        await asyncio.to_thread(c.kill, node)
-        try:
-            done: dict[str, Any] = {"node": node, **await asyncio.to_thread(
-                damage_tablet, Path(c.procs[node].info["data"]), kind, rng)}
-        finally:
-            await asyncio.to_thread(self._launch, node)
-        if kind == "delete-metadata" and done["file"] is not None:
-            done["exit"] = await asyncio.to_thread(c.wait_exit, node, 30.0)  # None: it is serving
-            if done["exit"] == EXIT_DISK_LOSS:
-                await asyncio.to_thread(self._launch, node, ("--reformat",))
-                for _ in range(100):  # the reformatted node writes its new identity as it starts
-                    if c.node_uuid(node) not in (None, old_uuid):
-                        break
-                    await asyncio.sleep(0.1)
-                done |= {"reformatted": [node], "old_uuids": {node: old_uuid}, "new_uuids": {node: c.node_uuid(node)}}
-            elif done["exit"] is not None:
-                await asyncio.to_thread(self._launch, node)
-        return done
-
-    async def lose_unsynced(self, nodes: Sequence[str], tear: bool, rng: random.Random) -> dict[str, Any]:
-        """kill -9 every node in ``nodes``, then drop each one's unsynced changes, then start them all again."""
-        c = self._require()
-        if c.storage != "lazy":
-            raise RuntimeError("lose-unsynced needs lazy storage: name the lose-unsynced nemesis at setup")
-        for node in nodes:
-            await asyncio.to_thread(c.kill, node)
-        lost: dict[str, Any] = {}
-        try:
-            for node in nodes:
-                out = await asyncio.to_thread(c.drop_unsynced, node, tear, rng.randrange(2**31))
-                lost[node] = {"dropped_writes": out["dropped_writes"], "dropped_bytes": out["dropped_bytes"],
-                              "undone_names": len(out["undone_names"]), "torn": out["torn"]}
-        finally:
-            for node in nodes:
-                await asyncio.to_thread(self._launch, node)
-        return {"nodes": sorted(nodes), "lost": lost}
-
-    async def set_clock(self, node: str, offset: float) -> None:
-        """Rewrite the node's libfaketime offset file; the node's next clock read sees it."""
-        if not self._faketime:
-            raise RuntimeError("clock faults need the nodes started under libfaketime: name a clock nemesis")
-        c = self._require()
-        if node not in c.node_addrs:
-            raise ValueError(f"no data node {node!r}")
-        await asyncio.to_thread(faketime.write_offset, faketime.clock_file(c.dir, node), offset)
+    # --- network ------------------------------------------------------------------------------------
 
     async def partition(self, grudge: Mapping[str, Sequence[str]]) -> None:
-        """Drop traffic between the grudge's node pairs with iptables."""
+        """Drop traffic between the grudge's process pairs with iptables."""
         if self._partitioner is None:
-            reason = why_unavailable()
+            reason = iptables_unavailable()
             if reason is not None:
-                raise NetworkFaultsUnavailable(reason)
-            c = self._require()
-            tag = Path(c.dir).parent.name.replace(".", "")[-20:]
-            hosts = {n: h for n, (h, _) in [*c.node_addrs.items(), *c.operator_addrs.items()]}
-            self._partitioner = Partitioner(tag, hosts)
+                raise caps.CapabilityMissing(reason)
+            assert self._run_dir is not None and self.layout is not None
+            tag = self._run_dir.name.replace(".", "")[-20:]
+            groups = {n: self.groups.path(n) for n in self.specs} if self.groups else None
+            self._partitioner = Partitioner(tag, {n: self.layout.host(n) for n in self.specs}, groups)
             await asyncio.to_thread(self._partitioner.install)
             self._write_cleanup()
         await asyncio.to_thread(self._partitioner.apply, grudge)
 
-    async def heal_network(self) -> None:
+    async def heal(self) -> None:
         """Remove every partition rule."""
         if self._partitioner is not None:
             await asyncio.to_thread(self._partitioner.heal)
 
+    # --- clock --------------------------------------------------------------------------------------
+
+    async def set_offset(self, node: str, seconds: float) -> None:
+        """Rewrite the node's libfaketime offset file; its next clock read sees it."""
+        if not self._faketime:
+            raise caps.CapabilityMissing("clock faults need the nodes started under libfaketime: name a clock fault")
+        if self.specs[node].role != NODE:
+            raise ValueError(f"{node} is not a data node")
+        assert self.layout is not None
+        await asyncio.to_thread(faketime.write_offset, faketime.clock_file(self.layout.dir, node), seconds)
+
+    # --- disk ---------------------------------------------------------------------------------------
+
+    def _data_dir(self, node: str) -> Path:
+        data = self.specs[node].data_dir
+        if not data:
+            raise ValueError(f"{node} has no data directory")
+        return Path(data)
+
+    async def erase(self, node: str) -> None:
+        """Delete a stopped node's data: a new, empty disk (lazy storage is unmounted and emptied)."""
+        mount = self.mounts.get(node)
+        if mount is None:
+            await asyncio.to_thread(shutil.rmtree, self._data_dir(node), True)
+            self._data_dir(node).mkdir(parents=True, exist_ok=True)
+            return
+        await asyncio.to_thread(mount.stop)
+        await asyncio.to_thread(shutil.rmtree, mount.backing, True)
+
+    async def lose_unsynced(self, nodes: Sequence[str], tear: bool, rng: random.Random) -> dict[str, Any]:
+        """kill -9 every node in ``nodes``, drop each one's unsynced changes, then start them all again."""
+        missing = [n for n in nodes if n not in self.mounts]
+        if missing:
+            raise caps.CapabilityMissing(f"{', '.join(missing)} not on lazy storage: name a power-loss fault at setup")
+        for node in nodes:
+            await self.kill(node)
+        lost: dict[str, Any] = {}
+        try:
+            for node in nodes:
+                out = await asyncio.to_thread(self.mounts[node].drop, tear, rng.randrange(2**31))
+                lost[node] = {"dropped_writes": out["dropped_writes"], "dropped_bytes": out["dropped_bytes"],
+                              "undone_names": len(out["undone_names"]), "torn": out["torn"]}
+        finally:
+            for node in nodes:
+                await self.start(node)
+        return {"nodes": sorted(nodes), "lost": lost}
+
+    async def read_file(self, node: str, path: str) -> bytes | None:
+        """The bytes of ``path`` under the node's data directory, or None."""
+        try:
+            return await asyncio.to_thread((self._data_dir(node) / path).read_bytes)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    async def edit(self, node: str, change: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+        """Run ``change`` on the stopped node's data directory, in place."""
+        return await asyncio.to_thread(change, self._data_dir(node))
+
+    # --- collection ---------------------------------------------------------------------------------
+
     async def collect(self, run_dir: Path) -> None:
-        """Copy each node's log and event log, and its state dump, into ``run_dir/nodes/<node>/``."""
-        c = self._require()
-        for name in [*c.node_addrs, *c.operator_addrs]:
+        """Copy each process's log and its observation files into ``run_dir/nodes/<name>/``."""
+        await asyncio.to_thread(self._collect, run_dir)
+
+    def _collect(self, run_dir: Path) -> None:
+        assert self.layout is not None
+        for name, spec in self.specs.items():
             dest = run_dir / "nodes" / name
             dest.mkdir(parents=True, exist_ok=True)
-            log = Path(c.procs[name].log)
+            log = self.layout.log_path(name)
             if log.exists():
                 shutil.copy2(log, dest / log.name)
-            data = c.procs[name].info.get("data")
-            events = Path(data) / "events.jsonl" if data else None
-            if events is None:  # an operator: its event log sits in the shared operators folder
-                events = Path(c.dir) / "operators" / f"operator-{name}.jsonl"
-            if events.exists():
-                shutil.copy2(events, dest / "events.jsonl")
-        for name, (host, port) in c.node_addrs.items():
-            uuid = c.node_uuid(name)
-            try:
-                dump = await call(host, port, "dump", {}, to=uuid, timeout=5.0)
-            except Exception as e:  # a node that is down has no dump; say why
-                dump = {"error": f"{type(e).__name__}: {e}"}
-            (run_dir / "nodes" / name / "dump.json").write_text(json.dumps(dump, default=str) + "\n")
+            for observed in spec.observations:
+                source = Path(spec.data_dir or "") / observed
+                if spec.data_dir and source.is_file():
+                    shutil.copy2(source, dest / Path(observed).name)
 
 
-def _pids_mentioning(text: str) -> list[int]:
-    """PIDs of system processes (node, operator, master, etcd) whose command line contains ``text``."""
-    needle = text.encode()
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmd = fh.read()
-        except OSError:
-            continue
-        if needle in cmd and (b"system." in cmd or b"etcd" in cmd):
-            pids.append(int(entry))
-    return pids
-
-
-def reap_run_dir(run_dir: Path) -> list[str]:
-    """Stop processes and remove iptables chains that a killed run under ``run_dir`` left; say what was done.
-
-    Processes are found both from cluster.json and by their command line naming the run's cluster
-    directory, so a node restarted after the description was written is found too.
-    """
-    from harness.backends.iptables import delete_chain
-    from system.launcher import stop_from_file
-
-    done: list[str] = []
-    cleanup = run_dir / "cleanup.json"
-    if not cleanup.exists():
-        return done
-    data = json.loads(cleanup.read_text())
-    cluster_dir = data.get("cluster_dir")
-    if cluster_dir:
-        pids: list[int] = []
-        if os.path.exists(os.path.join(cluster_dir, "cluster.json")):
-            pids = stop_from_file(cluster_dir, timeout=5.0)
-        strays = _pids_mentioning(cluster_dir)
-        for pid in strays:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        if pids or strays:
-            done.append(f"stopped {len(set(pids) | set(strays))} process(es) of {run_dir}")
-        faketime.remove_leftovers(set(pids) | set(strays))  # SIGKILLed nodes under libfaketime left these
-    chain = data.get("iptables_chain")
-    if chain:
-        delete_chain(chain)
-        done.append(f"removed iptables chain {chain}")
-    return done
+def _accepts(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False

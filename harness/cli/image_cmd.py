@@ -16,12 +16,21 @@ def image() -> None:
 @click.option("--base", default="python:3.11-slim", show_default=True, help="base image when a registry is reachable")
 @click.option("--offline", is_flag=True, help="build from a debootstrap rootfs even if a registry answers")
 @click.option("--force", is_flag=True, help="rebuild even if an image for the current code exists")
-def build(base: str, offline: bool, force: bool) -> None:
-    """Build the node image, tagged by a hash of the system's code (a no-op when it exists)."""
+@click.option("--system", "system_name", default="reference", show_default=True,
+              help="the system whose code the image carries (`fencepost systems`)")
+def build(base: str, offline: bool, force: bool, system_name: str) -> None:
+    """Build a system's node image, tagged by a hash of its code (a no-op when it exists)."""
+    from harness import registry
     from harness.backends.image import ImageBuildError, build_image
+    from harness.systems.api import HasCode
 
     try:
-        result = build_image(base=base, offline=offline, force=force,
+        plugin = registry.load_system(system_name)
+    except registry.Refused as e:
+        fail(str(e))
+    code = plugin.code() if isinstance(plugin, HasCode) else {}
+    try:
+        result = build_image(code, base=base, offline=offline, force=force,
                              say=lambda line: click.echo(f"image: {line}", err=True))
     except ImageBuildError as e:
         fail(str(e))

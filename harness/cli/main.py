@@ -1,8 +1,13 @@
-"""The ``fencepost`` entry point: a click group whose errors all exit 3 with one line."""
+"""The ``fencepost`` entry point: a click group whose subcommands are plugins, and whose errors exit 3 in one line.
+
+Every subcommand is a click command named under the ``fencepost.commands`` entry-point group (the
+harness's own, the checker's ``check``, the reports' ``report`` and ``serve``, a system's ``cluster``),
+imported only when it runs, so a slow import (Spark, matplotlib) is paid only by the command that needs
+it and adding a command never edits this file.
+"""
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from typing import Any
@@ -12,41 +17,27 @@ import click
 from harness.cli.errors import CliError
 from harness.cli.exit_codes import ERROR
 from harness.history.errors import HistoryError
-
-# Subcommand name -> "module:attribute". Each lives in its own module so that adding one never
-# edits another, and a slow import (Spark, matplotlib) is paid only by the command that needs it.
-COMMANDS: dict[str, str] = {
-    "test": "harness.cli.test_cmd:test",
-    "check": "harness.cli.check_cmd:check",
-    "report": "harness.cli.report_cmd:report",
-    "serve": "harness.cli.serve_cmd:serve",
-    "cluster": "harness.cli.cluster_cmd:cluster",
-    "bench": "harness.cli.bench_cmd:bench",
-    "gen-history": "harness.cli.gen_history_cmd:gen_history",
-    "image": "harness.cli.image_cmd:image",
-    "matrix": "harness.cli.matrix_cmd:matrix",
-}
+from harness.registry import COMMANDS, Refused, group
 
 
-class LazyGroup(click.Group):
-    """A group that imports each subcommand's module only when that subcommand runs."""
+class PluginGroup(click.Group):
+    """A group whose subcommands are the installed ``fencepost.commands`` entry points, imported lazily."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """All subcommand names, sorted."""
-        return sorted(COMMANDS)
+        return sorted(group(COMMANDS))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """Import and return the named subcommand, or None if there is no such command."""
-        target = COMMANDS.get(cmd_name)
-        if target is None:
+        ep = group(COMMANDS).get(cmd_name)
+        if ep is None:
             return None
-        module_name, attr = target.split(":")
-        command = getattr(importlib.import_module(module_name), attr)
-        assert isinstance(command, click.Command)
+        command = ep.load()
+        assert isinstance(command, click.Command), f"entry point {ep.value} is not a click command"
         return command
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="fencepost")
 def cli() -> None:
     """Fencepost: Jepsen-style fault campaigns, linearizability and amnesia checking.
@@ -75,7 +66,7 @@ def main(argv: list[str] | None = None) -> Any:
         for problem in e.problems:
             click.echo(f"fencepost: error: {problem}", err=True)
         sys.exit(ERROR)
-    except (CliError, OSError) as e:
+    except (CliError, OSError, Refused) as e:
         click.echo(f"fencepost: error: {e}", err=True)
         sys.exit(ERROR)
     except KeyboardInterrupt:

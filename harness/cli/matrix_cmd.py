@@ -26,7 +26,8 @@ VERDICTS = {True: "valid", False: "INVALID"}
 @click.option("--bug", "bugs", multiple=True, help="a bug to include (repeatable; default: every bug)")
 @click.option("--seeds", type=click.IntRange(1, 1000), default=10, show_default=True, help="seeds per bug")
 @click.option("--first-seed", type=int, default=1, show_default=True, help="seeds are first-seed, first-seed+1, ...")
-@click.option("--backend", type=click.Choice(["local", "docker"]), default="local", show_default=True)
+@click.option("--system", default="reference", show_default=True, help="the system under test (`fencepost systems`)")
+@click.option("--backend", default="local", show_default=True, help="local or docker (`fencepost systems`)")
 @click.option("--store", default="store", show_default=True, help="run store directory")
 @click.option("--time-limit", type=click.FloatRange(1, 86400), default=None,
               help="seconds of workload per run (default: each recipe's own)")
@@ -36,27 +37,31 @@ VERDICTS = {True: "valid", False: "INVALID"}
 @click.option("--min-rate", type=click.FloatRange(0, 1), default=0.9, show_default=True,
               help="detection rate each bug must reach for exit 0")
 @click.option("--campaign", default=None, help="campaign name for the store's index (default: matrix-<time>)")
-def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, backend: str, store: str, time_limit: float | None,
-           clean: bool, clean_only: bool, min_rate: float, campaign: str | None) -> None:
-    """Run each bug's recommended test over several seeds, with and without the bug; print the matrix."""
+def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, backend: str, store: str,
+           time_limit: float | None, clean: bool, clean_only: bool, min_rate: float, campaign: str | None) -> None:
+    """Run each known-unsafe mode's recipe over several seeds, with and without the mode; print the matrix."""
+    from harness import registry
     from harness.bug_matrix import passed, run_matrix, summarize
-    from harness.bug_recipes import RECIPES, recipe
-    from nemesis import registry as nemeses
 
-    chosen = list(bugs) or sorted(RECIPES)
+    try:
+        plugin = registry.load_system(system)
+        registry.load_backend(backend)
+    except registry.Refused as e:
+        fail(str(e))
+    known = plugin.bugs()
+    chosen = list(bugs) or sorted(known)
     for b in chosen:
-        try:
-            r = recipe(b)
-        except KeyError as e:
-            fail(str(e.args[0]))
-        missing = [n for n in r.nemesis if n not in nemeses.available()]
+        if b not in known:
+            fail(f"system {system} has no bug {b!r}; known: {', '.join(sorted(known)) or 'none'}")
+        missing = [n for n in known[b].recipe.nemesis if n not in registry.nemesis_names(plugin)]
         if missing:
             fail(f"bug {b}: its recipe needs the nemesis {', '.join(missing)}, which is not available")
     if backend == "docker":
         require_docker_engine()
 
     try:
-        cells = run_matrix(chosen, range(first_seed, first_seed + seeds), store, backend=backend,
+        cells = run_matrix(chosen, range(first_seed, first_seed + seeds), store,
+                           recipes={b: known[b].recipe for b in chosen}, system=system, backend=backend,
                            clean=clean or clean_only, time_limit=time_limit, campaign=campaign, on_cell=show_cell,
                            with_bugs=not clean_only)
     except KeyboardInterrupt:

@@ -1,4 +1,4 @@
-"""``fencepost test``: run a fault campaign against the reference system, check it, report it."""
+"""``fencepost test``: run a fault campaign against a system under test, check it, report it."""
 
 from __future__ import annotations
 
@@ -14,10 +14,13 @@ VERDICT_WORDS = {True: "VALID", False: "INVALID", "unknown": "UNKNOWN"}
 
 
 @click.command()
+@click.option("--system", "-s", "system_name", default="reference", show_default=True,
+              help="the system under test: an installed plugin (`fencepost systems`)")
 @click.option("--workload", "-w", default=None, help="register, log, set or bank (default: register)")
 @click.option("--nemesis", "-n", default=None, help="comma-separated fault packages: partition,kill,pause,wipe,...")
 @click.option("--nodes", type=click.IntRange(1, 9), default=3, show_default=True, help="number of data nodes")
-@click.option("--tablets", type=click.IntRange(1, 64), default=4, show_default=True, help="number of tablets")
+@click.option("--tablets", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="number of shards (tablets), for systems that have them")
 @click.option("--time-limit", type=click.FloatRange(1, 86400), default=30.0, show_default=True,
               help="seconds of workload")
 @click.option("--concurrency", type=click.IntRange(1, 512), default=10, show_default=True, help="client workers")
@@ -26,41 +29,43 @@ VERDICT_WORDS = {True: "VALID", False: "INVALID", "unknown": "UNKNOWN"}
 @click.option("--seed", type=int, default=None, help="seed for generators and the nemesis schedule")
 @click.option("--interval", type=click.FloatRange(0.5), default=5.0, show_default=True,
               help="mean seconds between fault actions")
-@click.option("--backend", type=click.Choice(["local", "docker"]), default="local", show_default=True)
+@click.option("--backend", default="local", show_default=True,
+              help="where the processes run: local or docker (any installed backend)")
 @click.option("--store", default="store", show_default=True, help="run store directory")
-@click.option("--bug", multiple=True, help="inject a named bug into the system (repeatable; see --list-bugs)")
-@click.option("--list-bugs", is_flag=True, help="print the injectable bugs and exit")
+@click.option("--bug", multiple=True, help="switch on a known-unsafe mode of the system (repeatable; see --list-bugs)")
+@click.option("--list-bugs", is_flag=True, help="print the system's known-unsafe modes and exit")
 @click.pass_context
-def test(ctx: click.Context, workload: str | None, nemesis: str | None, nodes: int, tablets: int, time_limit: float,
-         concurrency: int, rate: float, seed: int | None, interval: float, backend: str, store: str,
-         bug: tuple[str, ...], list_bugs: bool) -> None:
+def test(ctx: click.Context, system_name: str, workload: str | None, nemesis: str | None, nodes: int, tablets: int,
+         time_limit: float, concurrency: int, rate: float, seed: int | None, interval: float, backend: str,
+         store: str, bug: tuple[str, ...], list_bugs: bool) -> None:
     """Run a test: set up, drive clients and faults, heal, check, report. Exits 0/1/2/3.
 
     With one --bug and neither --workload nor --nemesis, the bug's recommended test runs (its workload,
     faults, time limit and fault interval; an explicit --time-limit or --interval still wins).
     """
+    from harness import registry
+
+    try:
+        plugin = registry.load_system(system_name)
+    except registry.Refused as e:
+        fail(str(e))
+    known = plugin.bugs()
     if list_bugs:
-        from system.bugs import BUGS
-
-        for name, what in BUGS.items():
-            click.echo(f"{name}\t{what}")
+        for name, b in known.items():
+            click.echo(f"{name}\t{b.what}")
         return
-    from harness.backends.iptables import why_unavailable
-    from nemesis import registry as nemeses
-    from system.bugs import BUGS
-    from workloads import registry as workloads
-
-    unknown_bugs = [b for b in bug if b not in BUGS]
+    unknown_bugs = [b for b in bug if b not in known]
     if unknown_bugs:
-        fail(f"unknown bug(s) {', '.join(unknown_bugs)}; see `fencepost test --list-bugs`")
+        fail(f"unknown bug(s) {', '.join(unknown_bugs)} for system {system_name}; see "
+             f"`fencepost test --system {system_name} --list-bugs`")
+    if backend not in registry.backend_names():
+        fail(f"unknown backend {backend!r}; available: {', '.join(registry.backend_names())}")
     if backend == "docker":
         require_docker_engine()
     extra: dict[str, object] = {}
     settings: dict[str, object] = {}
     if len(bug) == 1 and workload is None and nemesis is None:
-        from harness.bug_recipes import recipe
-
-        r = recipe(bug[0])
+        r = known[bug[0]].recipe
         extra = r.config_fields()["extra"]
         workload, nemesis = r.workload, ",".join(r.nemesis)
         if ctx.get_parameter_source("time_limit") is click.core.ParameterSource.DEFAULT:
@@ -74,24 +79,19 @@ def test(ctx: click.Context, workload: str | None, nemesis: str | None, nodes: i
         click.echo(f"fencepost: --bug {bug[0]}: its recommended test: --workload {workload} --nemesis {nemesis} "
                    f"--time-limit {time_limit:g} --interval {interval:g}{shown}", err=True)
     names = [n.strip() for n in (nemesis or "").split(",") if n.strip()]
-    for name in names:
-        if name not in nemeses.available():
-            fail(f"unknown nemesis {name!r}; available: {', '.join(nemeses.available())}")
-    if "partition" in names and backend != "docker":  # docker partitions run inside the containers
-        reason = why_unavailable()
-        if reason is not None:
-            click.echo(f"fencepost: warning: {reason}; running without the partition nemesis", err=True)
-            names.remove("partition")
-    wl_name = workload or "register"
-    if wl_name not in workloads.available():
-        fail(f"unknown workload {wl_name!r}; available: {', '.join(workloads.available())}")
-    config = TestConfig(workload=wl_name, nemesis=names, nodes=nodes, tablets=tablets, backend=backend,
-                        time_limit=time_limit, concurrency=concurrency, rate=rate, nemesis_interval=interval,
-                        bug=list(bug), extra=extra)
+    config = TestConfig(system=system_name, workload=workload or "register", nemesis=names, nodes=nodes,
+                        tablets=tablets, backend=backend, time_limit=time_limit, concurrency=concurrency, rate=rate,
+                        nemesis_interval=interval, bug=list(bug), extra=extra)
     for key, value in settings.items():
         setattr(config, key, value)
     if seed is not None:
         config.seed = seed
+    try:  # every refusal (unknown names, a fault the run cannot do) before anything starts
+        from harness.run import prepare
+
+        prepare(config)
+    except registry.Refused as e:
+        fail(str(e))
     sys.exit(run_and_report(config, store))
 
 

@@ -15,9 +15,9 @@ import pytest
 
 from harness.backends.iptables import why_unavailable
 from harness.bug_matrix import passed, run_matrix, summarize
-from harness.bug_recipes import RECIPES, recipe
 from harness.pytest_plugin import CampaignSettings
 from harness.run import RunOutcome
+from harness.systems.reference.recipes import RECIPES, recipe
 
 CI_SUBSET = {"leader-not-highest-head": 1, "no-cas-config-change": 1, "count-pre-voter-acks": 1,
              "contract-below-commit": 1, "stale-copy-session": 1, "commit-prior-epoch": 3,
@@ -64,7 +64,7 @@ def test_the_bug_is_caught_and_its_clean_twin_passes(run_test: Callable[..., Run
 def test_nightly_matrix(campaign_settings: CampaignSettings, bug: str) -> None:
     _needs_iptables(bug)
     s = campaign_settings
-    cells = run_matrix([bug], NIGHTLY_SEEDS, s.store, backend=s.backend, time_limit=s.time_limit,
-                       campaign=s.campaign)
+    cells = run_matrix([bug], NIGHTLY_SEEDS, s.store, recipes={bug: recipe(bug)}, system=s.system,
+                       backend=s.backend, time_limit=s.time_limit, campaign=s.campaign)
     rows = summarize(cells)
     assert passed(rows, 0.9), [r.as_dict() for r in rows]

@@ -3,27 +3,28 @@
 from __future__ import annotations
 
 from harness.bug_matrix import CLEAN, Cell, config_for, passed, plan, summarize
-from harness.bug_recipes import RECIPES
+from harness.systems.reference.recipes import RECIPES
 
 
 def test_the_plan_runs_every_bug_then_its_clean_twin() -> None:
-    assert plan(["a", "b"], [1, 2]) == [("a", "a", 1), ("a", "a", 2), ("b", "b", 1), ("b", "b", 2),
+    assert plan(["a", "b"], [1, 2], recipes=RECIPES) == [("a", "a", 1), ("a", "a", 2), ("b", "b", 1), ("b", "b", 2),
                                         (None, "a", 1), (None, "a", 2), (None, "b", 1), (None, "b", 2)]
-    assert plan(["a"], [5], clean=False) == [("a", "a", 5)]
+    assert plan(["a"], [5], clean=False, recipes=RECIPES) == [("a", "a", 5)]
 
 
 def test_bugs_with_the_same_recipe_share_their_clean_runs() -> None:
     fsync = ["ack-before-fsync", "metadata-no-fsync"]
     assert RECIPES[fsync[0]].config_fields() == RECIPES[fsync[1]].config_fields()
-    runs = plan([*fsync, "no-uuid-check"], [1])
+    runs = plan([*fsync, "no-uuid-check"], [1], recipes=RECIPES)
     assert [r for r in runs if r[0] is None] == [(None, "ack-before-fsync", 1), (None, "no-uuid-check", 1)]
-    assert plan([*fsync, "no-uuid-check"], [1], with_bugs=False) == [r for r in runs if r[0] is None]
+    assert plan([*fsync, "no-uuid-check"], [1], with_bugs=False, recipes=RECIPES) == [r for r in runs if r[0] is None]
 
 
 def test_a_config_carries_the_recipe_seed_bug_and_campaign() -> None:
-    c = config_for("gap-ack", "gap-ack", 7, backend="local", campaign="m1")
+    c = config_for("gap-ack", RECIPES["gap-ack"], "gap-ack", 7, backend="local", campaign="m1")
     assert c.bug == ["gap-ack"] and c.seed == 7 and c.extra["campaign"] == "m1" and c.extra["case"] == "gap-ack"
-    clean = config_for(None, "gap-ack", 7, backend="local", campaign="m1", time_limit=5)
+    assert c.system == "reference"
+    clean = config_for(None, RECIPES["gap-ack"], "gap-ack", 7, backend="local", campaign="m1", time_limit=5)
     assert clean.bug == [] and clean.time_limit == 5 and clean.extra["case"] == f"{CLEAN} (gap-ack)"
     assert clean.workload == c.workload and clean.nemesis == c.nemesis
 

@@ -11,23 +11,30 @@ import pytest
 
 from harness.backends import docker_objects as objs
 from harness.backends import image
+from harness.systems.reference.plugin import ReferencePlugin
 
 FENCEPOST = [sys.executable, "-m", "harness.cli.main"]
 
 
-def test_the_code_hash_follows_the_python_files_and_nothing_else(tmp_path: Path) -> None:
+CODE = ReferencePlugin().code()
+
+
+def test_the_code_hash_follows_the_code_folders_and_not_their_caches(tmp_path: Path) -> None:
     system = tmp_path / "system"
-    shutil.copytree(image.REPO_ROOT / "system", system, ignore=shutil.ignore_patterns("__pycache__"))
-    first = image.code_hash(system)
-    assert first == image.code_hash(system)
+    shutil.copytree(CODE["system"], system, ignore=shutil.ignore_patterns("__pycache__"))
+    code = {"system": system}
+    first = image.code_hash(code)
+    assert first == image.code_hash(code) == image.code_hash(CODE)
     (system / "__pycache__").mkdir(exist_ok=True)
-    (system / "__pycache__" / "x.cpython-311.py").write_text("junk")
-    (system / "notes.txt").write_text("not code")
-    assert image.code_hash(system) == first
+    (system / "__pycache__" / "x.cpython-311.pyc").write_text("junk")
+    assert image.code_hash(code) == first
     node = system / "node.py"
     node.write_text(node.read_text() + "\n# changed\n")
-    assert image.code_hash(system) != first
-    assert image.node_tag(system).startswith("fencepost-node:")
+    assert image.code_hash(code) != first
+    (system / "notes.txt").write_text("a file the system reads")
+    assert image.code_hash(code) not in (first, image.code_hash(CODE))
+    assert image.node_tag(code).startswith("fencepost-node:")
+    assert image.code_hash({}) != first  # a system with no code of its own runs on the base
 
 
 def test_the_offline_base_comes_from_the_mirror_apt_uses() -> None:
@@ -47,7 +54,7 @@ def test_image_build_is_cached_by_the_code_hash_and_runs_the_system() -> None:
     again = subprocess.run([*FENCEPOST, "image", "build"], capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert "is up to date" in again.stdout, again.stdout
-    tag = image.node_tag()
+    tag = image.node_tag(CODE)
     with objs.client() as c:
         out = c.containers.run(tag, ["sh", "-c", "python3 -c 'import system.node, system.operator, system.master' "
                                                  "&& iptables --version && ip -V"], remove=True)
@@ -58,6 +65,6 @@ def test_image_build_is_cached_by_the_code_hash_and_runs_the_system() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(DOCKER_REASON is not None, reason=f"docker tests need a Docker engine: {DOCKER_REASON}")
 def test_offline_build_uses_the_debootstrapped_base() -> None:
-    result = image.build_image(offline=True, force=True)
+    result = image.build_image(CODE, offline=True, force=True)
     assert result.built and result.base == image.base_tag()
-    assert result.tag == image.node_tag()
+    assert result.tag == image.node_tag(CODE)

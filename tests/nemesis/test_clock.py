@@ -15,12 +15,15 @@ from harness.backends import faketime
 from harness.backends.docker import DockerBackend
 from harness.backends.iptables import why_unavailable
 from harness.backends.local import LocalBackend
+from harness.capabilities import CLOCK, CapabilityMissing
+from harness.cluster import Cluster
 from harness.config import TestConfig
 from harness.protocols import FaultSpec, Nemesis
+from harness.registry import load_nemesis, needs_of
 from harness.run import run_test
 from nemesis.clock import MAX_BUMP_S, MAX_SKEW_S, TARGETS, ClockNemesis, plan, strobe
-from nemesis.registry import load, needs
 from system.client import Client
+from tests.harness.backends.local_cluster import local_cluster
 
 NODES = ["n1", "n2", "n3"]
 HAVE_FAKETIME = faketime.why_unavailable() is None
@@ -44,24 +47,25 @@ def test_plans_stay_within_their_bounds() -> None:
         plan("melt", NODES, random.Random(1))
 
 
-def test_the_package_is_found_and_asks_for_faketime() -> None:
-    pkg = load("clock")
+def test_the_package_is_found_and_needs_the_clock_capability() -> None:
+    pkg = load_nemesis("clock")
     assert isinstance(pkg, Nemesis) and pkg.name == "clock"
-    assert needs(["clock", "kill"]) == {"faketime"}
-    assert needs(["kill", "partition"]) == frozenset()
+    assert CLOCK in needs_of([pkg, load_nemesis("kill")])
+    assert CLOCK not in needs_of([load_nemesis("kill"), load_nemesis("partition")])
 
 
 class Clocks:
-    """A stand-in backend holding offsets, for the strobe's bookkeeping (no processes involved)."""
+    """A stand-in cluster holding offsets, for the strobe's bookkeeping (no processes involved)."""
 
     def __init__(self) -> None:
         self.offsets: dict[str, float] = {}
         self.writes = 0
+        self.clock = self
 
     def nodes(self) -> list[str]:
         return NODES
 
-    async def set_clock(self, node: str, offset: float) -> None:
+    async def set_offset(self, node: str, offset: float) -> None:
         self.offsets[node] = offset
         self.writes += 1
 
@@ -86,15 +90,14 @@ def test_strobe_is_bounded_and_stop_cancels_it_and_resets() -> None:
     asyncio.run(scenario())
 
 
-def commit_stamps(backend: LocalBackend, node: str) -> list[float]:
+def commit_stamps(cluster: Cluster, node: str) -> list[float]:
     """The wall-clock stamps the node put on its commit events, oldest first."""
-    assert backend.cluster is not None
-    events = Path(backend.cluster.procs[node].info["data"]) / "events.jsonl"
+    events = Path(str(cluster.specs[node].data_dir)) / "events.jsonl"
     records = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
     return [float(r["ts"]) for r in records if r.get("event") == "commit"]
 
 
-async def node_clock_offset(backend: LocalBackend, client: Client, node: str, key: str) -> float:
+async def node_clock_offset(backend: Cluster, client: Client, node: str, key: str) -> float:
     """Write, then read how far the node's stamp on the new commit is from our clock (every node holds
     every tablet, so every node logs the commit)."""
     seen = len(commit_stamps(backend, node))
@@ -111,11 +114,8 @@ async def node_clock_offset(backend: LocalBackend, client: Client, node: str, ke
 @pytest.mark.skipif(not HAVE_FAKETIME, reason=faketime.MISSING)
 def test_a_bump_moves_one_nodes_clock_and_stop_and_heal_put_it_back(tmp_path: Path) -> None:
     async def scenario() -> None:
-        backend = LocalBackend()
         nem = ClockNemesis()
-        try:
-            await backend.setup(TestConfig(nodes=3, tablets=1, nemesis=["clock"]), tmp_path)
-            client = Client(backend.cluster_info()["operators"], timeout=5.0)
+        async with local_cluster(tmp_path, 5.0, needs=frozenset({CLOCK})) as (backend, client):
             try:
                 assert abs(await node_clock_offset(backend, client, "n1", "k0")) < 2.0
                 desc = await nem.start(backend, FaultSpec("clock", "bump"), random.Random(7))
@@ -132,28 +132,29 @@ def test_a_bump_moves_one_nodes_clock_and_stop_and_heal_put_it_back(tmp_path: Pa
                 for n in backend.nodes():
                     assert faketime.read_offset(faketime.clock_file(tmp_path / "cluster", n)) == 0.0
             finally:
-                await client.close()
-        finally:
-            if backend.cluster is not None:
                 with contextlib.suppress(Exception):
                     await nem.heal(backend)
-            await backend.teardown()
 
     asyncio.run(scenario())
 
 
 def test_clock_faults_are_refused_on_nodes_started_without_faketime() -> None:
-    with pytest.raises(RuntimeError, match="libfaketime"):
-        asyncio.run(LocalBackend().set_clock("n1", 5.0))
+    with pytest.raises(CapabilityMissing, match="libfaketime"):
+        asyncio.run(LocalBackend().set_offset("n1", 5.0))
 
 
 def test_the_docker_backend_refuses_clock_faults_before_starting_anything(tmp_path: Path) -> None:
+    from harness.systems.reference.plugin import ReferencePlugin
+
     backend = DockerBackend()
-    with pytest.raises(RuntimeError, match=r"clock faults need the local backend"):
-        asyncio.run(backend.setup(TestConfig(nemesis=["clock"], backend="docker"), tmp_path))
+    assert CLOCK not in backend.capabilities
+    assert "clock faults need the local backend" in str(backend.unavailable(CLOCK))
+    with pytest.raises(CapabilityMissing, match=r"clock faults need the local backend"):
+        asyncio.run(backend.setup(TestConfig(nemesis=["clock"], backend="docker"), ReferencePlugin(), tmp_path,
+                                  frozenset({CLOCK})))
     assert not backend.containers and not (tmp_path / "cleanup.json").exists()
-    with pytest.raises(RuntimeError, match=r"clock faults need the local backend"):
-        asyncio.run(backend.set_clock("n1", 1.0))
+    with pytest.raises(CapabilityMissing, match=r"clock faults need the local backend"):
+        asyncio.run(backend.set_offset("n1", 1.0))
 
 
 CAMPAIGNS = [["clock"], ["clock", "kill", "partition"]]

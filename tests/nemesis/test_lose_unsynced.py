@@ -11,27 +11,29 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.local import LocalBackend
-from harness.config import TestConfig
+from harness.backends.lazyfs.mount import fuse_mounts_under
+from harness.capabilities import POWER_LOSS, PROCESSES, CapabilityMissing
+from harness.cluster import Cluster
 from harness.protocols import FaultSpec, Nemesis
+from harness.registry import load_nemesis, needs_of, nemesis_names
+from harness.systems.reference.info import cluster_info
 from nemesis.lose_unsynced import TARGETS
-from nemesis.registry import available, load, needs
 from system.client import Client
-from system.lazy_storage import fuse_mounts_under
+from tests.harness.backends.local_cluster import local_cluster
 
 HAVE_FUSE = os.path.exists("/dev/fuse") and shutil.which("fusermount3") is not None
 
 
-def test_the_package_is_found_by_its_dashed_name_and_asks_for_lazy_storage() -> None:
-    assert "lose-unsynced" in available() and "lose_unsynced" not in available()
-    pkg = load("lose-unsynced")
+def test_the_package_is_found_by_its_dashed_name_and_needs_power_loss() -> None:
+    assert "lose-unsynced" in nemesis_names() and "lose_unsynced" not in nemesis_names()
+    pkg = load_nemesis("lose-unsynced")
     assert isinstance(pkg, Nemesis) and pkg.name == "lose-unsynced"
     assert tuple(pkg.targets()) == TARGETS
-    assert needs(["lose-unsynced", "kill"]) == {"lazyfs"}
+    assert needs_of([pkg, load_nemesis("kill")]) == {POWER_LOSS, PROCESSES}
 
 
-async def _puts_then_gets(backend: LocalBackend, n: int, before: bool) -> list[str | None]:
-    client = Client(backend.cluster_info()["operators"], timeout=20.0)
+async def _puts_then_gets(cluster: Cluster, n: int, before: bool) -> list[str | None]:
+    client = Client(cluster_info(cluster)["operators"], timeout=20.0)
     try:
         if before:
             for i in range(n):
@@ -46,20 +48,15 @@ async def _puts_then_gets(backend: LocalBackend, n: int, before: bool) -> list[s
 @pytest.mark.skipif(not HAVE_FUSE, reason="needs /dev/fuse and fusermount3")
 def test_rack_power_loss_on_a_real_cluster(tmp_path: Path) -> None:
     async def scenario() -> None:
-        backend = LocalBackend()
-        try:
-            await backend.setup(TestConfig(nemesis=["lose-unsynced"], tablets=2), tmp_path)
-            assert backend.cluster is not None and backend.cluster.storage == "lazy"
+        async with local_cluster(tmp_path, 20.0, tablets=2, needs=frozenset({POWER_LOSS})) as (cluster, _):
             assert len(fuse_mounts_under(str(tmp_path))) == 3
-            await _puts_then_gets(backend, 10, before=True)
-            pkg = load("lose-unsynced")
-            desc = await pkg.start(backend, FaultSpec("lose-unsynced", "all"), random.Random(5))
+            await _puts_then_gets(cluster, 10, before=True)
+            pkg = load_nemesis("lose-unsynced")
+            desc = await pkg.start(cluster, FaultSpec("lose-unsynced", "all"), random.Random(5))
             assert desc["nodes"] == ["n1", "n2", "n3"] and set(desc["lost"]) == {"n1", "n2", "n3"}
-            assert await pkg.stop(backend) == {}
-            await asyncio.to_thread(backend.cluster.wait_ready, 60.0)
-            assert await _puts_then_gets(backend, 10, before=False) == [f"v{i}" for i in range(10)]
-        finally:
-            await backend.teardown()
+            assert await pkg.stop(cluster) == {}
+            await cluster.wait_ready(60.0)
+            assert await _puts_then_gets(cluster, 10, before=False) == [f"v{i}" for i in range(10)]
         assert fuse_mounts_under(str(tmp_path)) == []
 
     asyncio.run(scenario())
@@ -68,12 +65,8 @@ def test_rack_power_loss_on_a_real_cluster(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_plain_storage_refuses_the_fault(tmp_path: Path) -> None:
     async def scenario() -> None:
-        backend = LocalBackend()
-        try:
-            await backend.setup(TestConfig(nemesis=["kill"], tablets=1), tmp_path)
-            with pytest.raises(RuntimeError, match="lazy storage"):
-                await backend.lose_unsynced(["n1"], False, random.Random(1))
-        finally:
-            await backend.teardown()
+        async with local_cluster(tmp_path, 5.0) as (cluster, _):
+            with pytest.raises(CapabilityMissing, match="lazy storage"):
+                await cluster.disk.lose_unsynced(["n1"], False, random.Random(1))
 
     asyncio.run(scenario())

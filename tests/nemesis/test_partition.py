@@ -4,8 +4,8 @@ import random
 
 import pytest
 
+from harness.registry import Refused, load_nemesis, nemesis_names
 from nemesis.partition import TARGETS, grudge_for
-from nemesis.registry import available, load
 
 NODES = ["n1", "n2", "n3", "n4", "n5"]
 
@@ -47,11 +47,11 @@ def test_same_rng_same_grudge(target: str) -> None:
     assert grudge_for(target, NODES, random.Random(4), "n2") == grudge_for(target, NODES, random.Random(4), "n2")
 
 
-def test_registry_finds_each_package_by_file() -> None:
-    assert {"kill", "pause", "partition", "wipe"} <= set(available())
-    assert load("kill").name == "kill"
-    with pytest.raises(ValueError, match="unknown nemesis"):
-        load("meteor")
+def test_registry_finds_each_package_by_its_entry_point() -> None:
+    assert {"kill", "pause", "partition", "clock", "lose-unsynced", "membership"} <= set(nemesis_names())
+    assert load_nemesis("kill").name == "kill"
+    with pytest.raises(Refused, match="unknown nemesis"):
+        load_nemesis("meteor")
 
 
 def test_leader_alone_cuts_the_leader_from_nodes_and_operators_only() -> None:

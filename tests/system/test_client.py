@@ -15,20 +15,22 @@ from pathlib import Path
 import pytest
 
 from harness.backends.iptables import why_unavailable
+from harness.systems.reference.info import cluster_info, operators
 from nemesis.partition import grudge_for
 from system.client import Client
 from tests.harness.backends.local_cluster import local_cluster
+from tests.harness.systems.reference.cluster_kit import leaders
 
 pytestmark = pytest.mark.skipif(why_unavailable() is not None, reason=f"{why_unavailable()}")
 
 
 async def scenario(tmp_path: Path) -> None:
     async with local_cluster(tmp_path, client_timeout=2.0) as (backend, client):
-        old = (await backend.leaders())[0]
+        old = (await leaders(backend))[0]
         assert (await client.put("k", 0)).type == "ok"
         assert client.leaders[0] == old
         follower = next(n for n in backend.nodes() if n != old)
-        homed = Client(backend.cluster_info()["operators"], timeout=2.0, home=follower)
+        homed = Client(cluster_info(backend)["operators"], timeout=2.0, home=follower)
         try:
             assert await homed.refresh() and homed.leaders == {0: follower}  # the home, whatever the operator says
             assert (await homed.put("h", 1)).type == "ok"
@@ -36,13 +38,13 @@ async def scenario(tmp_path: Path) -> None:
             assert await homed.refresh() and homed.leaders == {0: old}  # later tables are the operator's
         finally:
             await homed.close()
-        await backend.partition(grudge_for("leader-alone", backend.nodes(), random.Random(0), leader=old,
-                                           operators=backend.operators()))
+        await backend.network.partition(grudge_for("leader-alone", backend.nodes(), random.Random(0), leader=old,
+                                           operators=operators(backend)))
         hung = await client.put("k", 1)
         assert hung.type == "info", hung
         assert 0 not in client.leaders, "the leader that timed out is still cached"
         deadline = time.monotonic() + 30
-        while (await backend.leaders()).get(0) in (None, old):
+        while (await leaders(backend)).get(0) in (None, old):
             assert time.monotonic() < deadline, "the operator never elected another leader"
             await asyncio.sleep(0.2)
         # Still partitioned: the next write asks the operator and reaches the new leader.

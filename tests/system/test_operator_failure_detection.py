@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from harness.backends.iptables import why_unavailable
-from nemesis.targets import complete_grudge
+from harness.systems.reference.info import cluster_info, operators
+from harness.targets import complete_grudge
 from system.admin import call
 from system.wire import ConnectionLost, Unreachable
 from tests.harness.backends.local_cluster import local_cluster
@@ -47,17 +48,17 @@ async def tablets(ops: list[tuple[str, int]]) -> dict[str, dict[str, Any]]:
 
 async def scenario(tmp_path: Path) -> None:
     async with local_cluster(tmp_path, client_timeout=2.0, nodes=3, tablets=6) as (backend, _client):
-        ops = backend.cluster_info()["operators"]
+        ops = cluster_info(backend)["operators"]
         before = await tablets(ops)
         cut = before["0"]["leader"]
         healthy = {t: tab for t, tab in before.items() if tab["leader"] != cut}
         assert healthy, f"every tablet is led by {cut}: {before}"
-        await backend.partition(complete_grudge([[cut], [n for n in backend.nodes() if n != cut]
-                                                 + list(backend.operators())]))
+        await backend.network.partition(complete_grudge([[cut], [n for n in backend.nodes() if n != cut]
+                                                 + list(operators(backend))]))
         # A new operator: its connection to the cut node must be opened, and that connect hangs.
-        op = backend.operators()[0]
-        await backend.kill(op)
-        await backend.start(op)
+        op = operators(backend)[0]
+        await backend.processes.kill(op)
+        await backend.processes.start(op)
         deadline = time.monotonic() + WATCH_S
         moved: dict[str, dict[str, Any]] = {}
         while time.monotonic() < deadline:

@@ -15,7 +15,7 @@ survives a power loss. Everything else lives only in this process's memory:
   comes back. Committing a create or rename first writes back the data of the file it names (ext4's
   default ``data=ordered``), so a durable name never shows an empty file.
 - **Writeback.** With ``--writeback S`` (the launcher uses
-  :data:`system.lazy_storage.DEFAULT_WRITEBACK_S`), changes older
+  :data:`harness.backends.lazyfs.mount.DEFAULT_WRITEBACK_S`), changes older
   than S seconds are written back in order, as the kernel's flusher would. 0 keeps them until fsync.
 
 On command (the control socket, see :mod:`harness.backends.lazyfs.control`) it **drops** every change
@@ -32,6 +32,6 @@ every pending change back first, like a clean shutdown.
 
 from __future__ import annotations
 
-from system.lazy_storage import DEFAULT_WRITEBACK_S, PASSTHROUGH
+from harness.backends.lazyfs.mount import DEFAULT_WRITEBACK_S
 
-__all__ = ["DEFAULT_WRITEBACK_S", "PASSTHROUGH"]
+__all__ = ["DEFAULT_WRITEBACK_S"]

@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from harness.backends.lazyfs.cache import Volatile
-from system.lazy_storage import request
+from harness.backends.lazyfs.mount import request
 
 __all__ = ["dispatch", "request", "serve"]
 

@@ -1,29 +1,33 @@
-"""A small cluster (three nodes, one tablet unless asked) on the local backend with a system client, for
-partition tests."""
+"""A small cluster of the reference system (three nodes, one tablet unless asked) on the local backend, with
+a system client, for backend and fault tests."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from harness.backends.iptables import leftover_chains
 from harness.backends.local import LocalBackend
+from harness.cluster import Cluster, running
 from harness.config import TestConfig
+from harness.systems.reference.info import cluster_info
+from harness.systems.reference.plugin import ReferencePlugin
 from system.client import Client
 
 
 @asynccontextmanager
-async def local_cluster(tmp_path: Path, client_timeout: float, nodes: int = 3,
-                        tablets: int = 1) -> AsyncIterator[tuple[LocalBackend, Client]]:
-    """Yield the running backend and a client; tear both down, then check no iptables chain is left."""
-    backend = LocalBackend()
-    chains_before = leftover_chains()
-    await backend.setup(TestConfig(nodes=nodes, tablets=tablets), tmp_path)
-    client = Client(backend.cluster_info()["operators"], timeout=client_timeout)
-    try:
-        yield backend, client
-    finally:
-        await client.close()
-        await backend.teardown()
-    assert leftover_chains() == chains_before
+async def local_cluster(tmp_path: Path, client_timeout: float, nodes: int = 3, tablets: int = 1,
+                        needs: frozenset[str] = frozenset(), **fields: object) -> AsyncIterator[tuple[Cluster, Client]]:
+    """Yield the running cluster and a client; tear both down, then check that the run's iptables chain
+    (if it made one) is gone. Other runs on the machine may have chains of their own meanwhile."""
+    test = TestConfig(nodes=nodes, tablets=tablets, **fields)  # type: ignore[arg-type]
+    async with running(test, ReferencePlugin(), LocalBackend(), tmp_path, needs) as cluster:
+        client = Client(cluster_info(cluster)["operators"], timeout=client_timeout)
+        try:
+            yield cluster, client
+        finally:
+            await client.close()
+    chain = json.loads((tmp_path / "cleanup.json").read_text()).get("iptables_chain")
+    assert chain is None or chain not in leftover_chains()

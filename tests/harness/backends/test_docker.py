@@ -3,121 +3,153 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.backends import docker_objects as objs
-from harness.backends.docker import PORT, DockerBackend
+from harness.backends.docker import DockerBackend
+from harness.cluster import Cluster
 from harness.config import TestConfig
+from harness.systems.reference.info import cluster_info, node_uuid
+from harness.systems.reference.plugin import ReferencePlugin
 from system.admin import call_sync
+from tests.harness.systems.reference.cluster_kit import leaders
 
 REASON = objs.engine_unavailable()
 pytestmark = [pytest.mark.docker, pytest.mark.slow,
               pytest.mark.skipif(REASON is not None, reason=f"docker tests need a Docker engine: {REASON}")]
 
 
+def docker_cluster(tmp_path: Path, **fields: object) -> Cluster:
+    return Cluster(TestConfig(backend="docker", **fields), ReferencePlugin(), DockerBackend())  # type: ignore[arg-type]
+
+
 @pytest.fixture
-def backend(tmp_path: Path) -> Iterator[DockerBackend]:
-    """A 3-node docker cluster, set up; torn down (and its label reaped) whatever the test does."""
-    b = DockerBackend()
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """A ready 3-node reference cluster in containers; torn down (and its label reaped) whatever the test does."""
+    c = docker_cluster(tmp_path, nodes=3, tablets=2)
+    backend = c.backend
+    assert isinstance(backend, DockerBackend)
     try:
-        asyncio.run(b.setup(TestConfig(nodes=3, tablets=2, backend="docker"), tmp_path))
-        yield b
+        asyncio.run(c.start(tmp_path))
+        yield c
     finally:
-        asyncio.run(b.teardown())
-        objs.reap(b.run_id)
+        asyncio.run(c.stop())
+        objs.reap(backend.run_id)
 
 
-def reaches(b: DockerBackend, src: str, dst: str) -> bool:
-    """Can ``src``'s container open a TCP connection to ``dst``'s node port?"""
-    probe = f"import socket; socket.create_connection(({b.specs[dst].ip!r}, {PORT}), 1).close()"
-    code, _ = b.containers[src].get_wrapped_container().exec_run(["python3", "-c", probe])
+def docker(c: Cluster) -> DockerBackend:
+    assert isinstance(c.backend, DockerBackend)
+    return c.backend
+
+
+def reaches(c: Cluster, src: str, dst: str) -> bool:
+    """Can ``src``'s container open a TCP connection to ``dst``'s port?"""
+    host, port = c.address(dst)
+    probe = f"import socket; socket.create_connection(({host!r}, {port}), 1).close()"
+    code, _ = docker(c).containers[src].get_wrapped_container().exec_run(["python3", "-c", probe])
     return bool(code == 0)
 
 
-def status(b: DockerBackend, name: str) -> str:
-    return b._status(name)
+def status(c: Cluster, name: str) -> str:
+    return docker(c)._status(name)
 
 
-def test_partition_is_iptables_inside_the_containers_and_heals(backend: DockerBackend) -> None:
-    assert reaches(backend, "n2", "n1") and reaches(backend, "n2", "n3")
-    asyncio.run(backend.partition({"n1": ["n2", "n3"], "n2": ["n1"], "n3": ["n1"]}))
-    assert not reaches(backend, "n2", "n1")
-    assert not reaches(backend, "n1", "n3")
-    assert reaches(backend, "n2", "n3"), "a partition must cut only the grudge's links"
-    code, out = backend.containers["n1"].get_wrapped_container().exec_run(["iptables", "-S", "INPUT"])
-    assert code == 0 and backend.specs["n2"].ip in out.decode()
-    # the harness on the host still reaches every node: the rules cut node-to-node links only
-    for n in backend.nodes():
-        host, port = backend.cluster_info()["nodes"][n]
+def test_partition_is_iptables_inside_the_containers_and_heals(cluster: Cluster) -> None:
+    assert reaches(cluster, "n2", "n1") and reaches(cluster, "n2", "n3")
+    asyncio.run(cluster.network.partition({"n1": ["n2", "n3"], "n2": ["n1"], "n3": ["n1"]}))
+    assert not reaches(cluster, "n2", "n1")
+    assert not reaches(cluster, "n1", "n3")
+    assert reaches(cluster, "n2", "n3"), "a partition must cut only the grudge's links"
+    code, out = docker(cluster).containers["n1"].get_wrapped_container().exec_run(["iptables", "-S", "INPUT"])
+    assert code == 0 and cluster.address("n2")[0] in out.decode()
+    # the harness on the host still reaches every node: the rules cut links between processes only
+    for n in cluster.nodes():
+        host, port = cluster_info(cluster)["nodes"][n]
         assert call_sync(host, port, "hello", {}, timeout=3.0)
-    asyncio.run(backend.heal_network())
-    assert reaches(backend, "n2", "n1") and reaches(backend, "n1", "n3")
+    asyncio.run(cluster.network.heal())
+    assert reaches(cluster, "n2", "n1") and reaches(cluster, "n1", "n3")
 
 
-def test_a_killed_node_comes_back_with_its_data_and_address_and_its_partition(backend: DockerBackend) -> None:
-    uuid = backend.uuids["n1"]
-    asyncio.run(backend.partition({"n1": ["n2"], "n2": ["n1"]}))
-    asyncio.run(backend.kill("n1"))
-    assert status(backend, "n1") == "exited"
-    asyncio.run(backend.start("n1"))
-    assert status(backend, "n1") == "running"
-    assert backend._read_uuid("n1") == uuid
-    assert not reaches(backend, "n1", "n2"), "a restarted container must get the current partition again"
-    asyncio.run(backend.heal_network())
-    assert reaches(backend, "n1", "n2")
+def test_a_killed_node_comes_back_with_its_data_and_address_and_its_partition(cluster: Cluster) -> None:
+    uuid = asyncio.run(node_uuid(cluster, "n1"))
+    assert uuid
+    asyncio.run(cluster.network.partition({"n1": ["n2"], "n2": ["n1"]}))
+    asyncio.run(cluster.processes.kill("n1"))
+    assert status(cluster, "n1") == "exited" and not cluster.processes.running("n1")
+    asyncio.run(cluster.processes.start("n1"))
+    assert status(cluster, "n1") == "running"
+    assert asyncio.run(node_uuid(cluster, "n1")) == uuid
+    assert not reaches(cluster, "n1", "n2"), "a restarted container must get the current partition again"
+    asyncio.run(cluster.network.heal())
+    assert reaches(cluster, "n1", "n2")
 
 
-def test_pause_freezes_the_container_and_resume_thaws_it(backend: DockerBackend) -> None:
-    asyncio.run(backend.pause("n2"))
-    assert status(backend, "n2") == "paused"
-    host, port = backend.cluster_info()["nodes"]["n2"]
+def test_pause_freezes_the_container_and_resume_thaws_it(cluster: Cluster) -> None:
+    asyncio.run(cluster.processes.pause("n2"))
+    assert status(cluster, "n2") == "paused"
+    host, port = cluster.address("n2")
     with pytest.raises(Exception):  # noqa: B017 - a frozen node answers nothing: a timeout
         call_sync(host, port, "hello", {}, timeout=1.0)
-    asyncio.run(backend.resume("n2"))
-    assert status(backend, "n2") == "running"
+    asyncio.run(cluster.processes.resume("n2"))
+    assert status(cluster, "n2") == "running"
     assert call_sync(host, port, "hello", {}, timeout=3.0)
 
 
-def test_wipe_replaces_the_volume_and_the_node_starts_under_a_new_uuid(backend: DockerBackend) -> None:
-    old_uuid, old_volume = backend.uuids["n3"], backend._volume_for("n3")
-    asyncio.run(backend.wipe("n3"))
-    assert backend.uuids["n3"] not in (None, old_uuid)
+def test_a_wipe_replaces_the_volume_and_the_node_starts_under_a_new_uuid(cluster: Cluster) -> None:
+    backend = docker(cluster)
+    old_uuid, old_volume = asyncio.run(node_uuid(cluster, "n3")), backend._volume_for("n3")
+    address = cluster.address("n3")
+    asyncio.run(cluster.wipe("n3"))
+    assert asyncio.run(node_uuid(cluster, "n3")) not in (None, old_uuid)
     assert old_volume not in objs.leftovers(backend.run_id)["volumes"]
     assert backend._volume_for("n3") in objs.leftovers(backend.run_id)["volumes"]
-    assert backend.cluster_info()["nodes"]["n3"][0] == backend.specs["n3"].ip
+    assert cluster.address("n3") == address
 
 
-def test_collect_copies_logs_events_and_dumps(backend: DockerBackend, tmp_path: Path) -> None:
-    asyncio.run(backend.collect(tmp_path))
-    for n in backend.nodes():
-        assert (tmp_path / "nodes" / n / f"{n}.log").stat().st_size > 0
-        assert (tmp_path / "nodes" / n / "events.jsonl").stat().st_size > 0
-        dump = json.loads((tmp_path / "nodes" / n / "dump.json").read_text())
-        assert "tablets" in dump, dump
-    assert (tmp_path / "nodes" / "op1" / "events.jsonl").exists()
+def test_a_start_with_extra_arguments_makes_the_container_anew_on_the_same_volume(cluster: Cluster) -> None:
+    uuid = asyncio.run(node_uuid(cluster, "n2"))
+    asyncio.run(cluster.processes.kill("n2"))
+    asyncio.run(cluster.processes.start("n2", ["--bug", "gap-ack"]))
+    assert status(cluster, "n2") == "running"
+    cmd = docker(cluster).containers["n2"].get_wrapped_container().attrs["Config"]["Cmd"]
+    assert cmd[-2:] == ["--bug", "gap-ack"]
+    assert asyncio.run(node_uuid(cluster, "n2")) == uuid
+
+
+def test_collect_copies_logs_events_and_dumps(cluster: Cluster, tmp_path: Path) -> None:
+    out = tmp_path / "collected"
+    asyncio.run(cluster.backend.collect(out))
+    asyncio.run(cluster.system.collect(cluster, out))  # type: ignore[attr-defined]
+    for n in cluster.nodes():
+        assert (out / "nodes" / n / f"{n}.log").stat().st_size > 0
+        assert (out / "nodes" / n / "events.jsonl").stat().st_size > 0
+        assert "tablets" in (out / "nodes" / n / "dump.json").read_text()
+    assert (out / "nodes" / "op1" / "events.jsonl").exists()
 
 
 def test_teardown_removes_every_container_network_and_volume(tmp_path: Path) -> None:
-    b = DockerBackend()
+    c = docker_cluster(tmp_path, nodes=3, tablets=1)
+    run_id = docker(c).run_id
     try:
-        asyncio.run(b.setup(TestConfig(nodes=3, tablets=1, backend="docker"), tmp_path))
-        made = objs.leftovers(b.run_id)
-        assert len(made["containers"]) == 5 and len(made["networks"]) == 1 and len(made["volumes"]) == 4, made
+        asyncio.run(c.start(tmp_path))
+        made = objs.leftovers(run_id)
+        # master, n1-n3, op1; one data volume each, and the metadata store's shared volume
+        assert len(made["containers"]) == 5 and len(made["networks"]) == 1 and len(made["volumes"]) == 6, made
     finally:
-        asyncio.run(b.teardown())
-    assert objs.leftovers(b.run_id) == {"containers": [], "networks": [], "volumes": []}
-    asyncio.run(b.teardown())  # safe to call twice
+        asyncio.run(c.stop())
+    assert objs.leftovers(run_id) == {"containers": [], "networks": [], "volumes": []}
+    asyncio.run(c.stop())  # safe to call twice
 
 
 def test_teardown_during_setup_leaves_nothing(tmp_path: Path) -> None:
-    b = DockerBackend()
+    c = docker_cluster(tmp_path, nodes=3, tablets=1)
+    b = docker(c)
 
     async def interrupted() -> None:
-        task = asyncio.create_task(b.setup(TestConfig(nodes=3, tablets=1, backend="docker"), tmp_path))
+        task = asyncio.create_task(c.start(tmp_path))
         for _ in range(200):  # until the first container exists, then cancel as Ctrl-C would
             if b.containers:
                 break
@@ -125,7 +157,7 @@ def test_teardown_during_setup_leaves_nothing(tmp_path: Path) -> None:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        await b.teardown()
+        await c.stop()
 
     try:
         asyncio.run(interrupted())
@@ -136,12 +168,12 @@ def test_teardown_during_setup_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_an_etcd_metadata_store_runs_in_its_own_container(tmp_path: Path) -> None:
-    b = DockerBackend()
+    c = docker_cluster(tmp_path, nodes=3, tablets=2, extra={"metadata": "etcd"})
     try:
-        asyncio.run(b.setup(TestConfig(nodes=3, tablets=2, backend="docker", extra={"metadata": "etcd"}), tmp_path))
-        assert b.specs["etcd"].kind == "etcd" and status(b, "etcd") == "running"
-        assert any(a.startswith("etcd://") for a in b.specs["op1"].argv)
-        assert len(asyncio.run(b.leaders())) == 2
+        asyncio.run(c.start(tmp_path))
+        assert c.specs["etcd"].role == "service" and status(c, "etcd") == "running"
+        assert any(a.startswith("etcd://") for a in c.specs["op1"].argv)
+        assert len(asyncio.run(leaders(c))) == 2
     finally:
-        asyncio.run(b.teardown())
-    assert objs.leftovers(b.run_id) == {"containers": [], "networks": [], "volumes": []}
+        asyncio.run(c.stop())
+    assert objs.leftovers(docker(c).run_id) == {"containers": [], "networks": [], "volumes": []}

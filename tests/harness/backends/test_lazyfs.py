@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from system.lazy_storage import LazyMount, fuse_mounts_under
+from harness.backends.lazyfs.mount import LazyMount, fuse_mounts_under
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None,
                                 reason="needs /dev/fuse and fusermount3")

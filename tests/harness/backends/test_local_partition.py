@@ -10,36 +10,37 @@ from typing import Any
 import pytest
 
 from harness.backends.iptables import why_unavailable
-from harness.backends.local import LocalBackend
-from nemesis.targets import complete_grudge
+from harness.cluster import Cluster
+from harness.systems.reference.info import node_uuid
+from harness.targets import busiest_leader, complete_grudge
 from system.admin import call
 from tests.harness.backends.local_cluster import local_cluster
 
 pytestmark = pytest.mark.skipif(why_unavailable() is not None, reason=f"{why_unavailable()}")
 
 
-async def head_offset(backend: LocalBackend, node: str) -> int:
-    assert backend.cluster is not None
-    host, port = backend.cluster.node_addrs[node]
-    dump: dict[str, Any] = await call(host, port, "dump", {"tablet": 0}, to=backend.cluster.node_uuid(node))
+async def head_offset(cluster: Cluster, node: str) -> int:
+    host, port = cluster.address(node)
+    dump: dict[str, Any] = await call(host, port, "dump", {"tablet": 0}, to=await node_uuid(cluster, node))
     return int(dump["tablets"]["0"]["head"][1])
 
 
 async def scenario(tmp_path: Path) -> None:
-    async with local_cluster(tmp_path, client_timeout=5.0) as (backend, client):
-        leader = (await backend.leaders())[0]
-        follower = next(n for n in backend.nodes() if n != leader)
-        others = [n for n in backend.nodes() if n != follower]
+    async with local_cluster(tmp_path, client_timeout=5.0) as (cluster, client):
+        leader = await busiest_leader(cluster)
+        assert leader is not None
+        follower = next(n for n in cluster.nodes() if n != leader)
+        others = [n for n in cluster.nodes() if n != follower]
         assert (await client.put("k", 0)).type == "ok"
-        await backend.partition(complete_grudge([[follower], others]))
-        cut_at = await head_offset(backend, follower)
+        await cluster.network.partition(complete_grudge([[follower], others]))
+        cut_at = await head_offset(cluster, follower)
         for i in range(1, 21):
             assert (await client.put("k", i)).type == "ok"  # the other two still make a majority
-        assert await head_offset(backend, follower) == cut_at
-        assert await head_offset(backend, leader) >= cut_at + 20
-        await backend.heal_network()
+        assert await head_offset(cluster, follower) == cut_at
+        assert await head_offset(cluster, leader) >= cut_at + 20
+        await cluster.network.heal()
         deadline = time.monotonic() + 30
-        while await head_offset(backend, follower) < await head_offset(backend, leader):
+        while await head_offset(cluster, follower) < await head_offset(cluster, leader):
             assert time.monotonic() < deadline, "the healed follower never caught up"
             await asyncio.sleep(0.2)
 

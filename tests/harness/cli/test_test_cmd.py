@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.bug_recipes import recipe
+from harness.systems.reference.recipes import recipe
 
 
 def fencepost(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,234 @@
+"""The plugin API: what a system under test gives Fencepost, as typing.Protocols and small records.
+
+A system is one Python package registered under the ``fencepost.systems`` entry-point group; the
+entry point names a callable that returns a :class:`SystemPlugin`. The plugin describes the processes
+each node runs (:class:`ProcessSpec`, built from the :class:`Layout` the backend hands it, so the same
+description runs as local processes or in containers), makes clients for the workloads it supports,
+says which capabilities (:mod:`harness.capabilities`) it offers, and brings its own checkers, fault
+packages and known-unsafe modes. Optional protocols below add what only some systems have: who leads
+(:class:`harness.capabilities.Primaries`), a membership State, a rejoin step after a wipe, extra
+artifacts to collect.
+
+The framework never imports a plugin: it finds them through the entry points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from harness.checker import Checker
+    from harness.cluster import Cluster
+    from harness.config import TestConfig
+    from harness.protocols import Client, Nemesis, Workload
+
+NODE = "node"
+"""A data node: what faults target by default (``cluster.nodes()``)."""
+CONTROL = "control"
+"""A control-plane process: partitions may cut it off; process faults name it explicitly."""
+SERVICE = "service"
+"""Infrastructure the test needs (a metadata store, say): started first, never faulted."""
+ROLES = (NODE, CONTROL, SERVICE)
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """One process of the cluster, as the system describes it.
+
+    Attributes:
+        name: unique in the cluster (``n1``, ``op1``, ``master``).
+        role: :data:`NODE`, :data:`CONTROL` or :data:`SERVICE`.
+        argv: its command line, built from the layout's paths and addresses.
+        port: the port it serves on at its layout host; readiness is a TCP connection there.
+        data_dir: where it keeps its state (a layout path), or None.
+        env: extra environment variables.
+        autostart: started at setup; a standby (False) is started by a fault later.
+        ready: wait at setup until the port accepts connections.
+        observations: file names under ``data_dir`` that record what the process saw rather than its
+            state (an event log): disk faults leave them alone, and they are collected into the run.
+        shared: names of shared directories the process uses (:meth:`Layout.shared_dir`).
+    """
+
+    name: str
+    role: str
+    argv: tuple[str, ...]
+    port: int
+    data_dir: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    autostart: bool = True
+    ready: bool = True
+    observations: tuple[str, ...] = ()
+    shared: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class Layout(Protocol):
+    """Where a backend puts processes: the paths and addresses a system builds its process specs from."""
+
+    backend: str
+    """The backend's name (local, docker)."""
+    python: str
+    """The Python interpreter processes run with."""
+    code_root: str
+    """Where the system's code lives as its processes see it (their working directory and PYTHONPATH)."""
+
+    def host(self, name: str) -> str:
+        """The address process ``name`` binds and is reached at (its own, so partitions can cut it)."""
+        ...
+
+    def port(self, name: str, index: int = 0) -> int:
+        """A port for process ``name`` on its host (``index`` tells one process's several ports apart)."""
+        ...
+
+    def data_dir(self, name: str) -> str:
+        """Process ``name``'s own data directory, as the process sees it."""
+        ...
+
+    def shared_dir(self, key: str) -> str:
+        """A directory shared by every process that names ``key`` in its spec's ``shared``."""
+        ...
+
+    def file(self, name: str) -> str:
+        """Where every process sees the cluster-wide file ``name`` that :meth:`write_file` wrote."""
+        ...
+
+    def write_file(self, name: str, data: bytes, mode: int = 0o600) -> None:
+        """Write a cluster-wide file (a secret, a config) that every process can read at :meth:`file`."""
+        ...
+
+    def log_path(self, name: str) -> Path:
+        """Where process ``name``'s output is kept on the harness's machine."""
+        ...
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How to expose one known-unsafe mode: the test that the mode fails.
+
+    Attributes:
+        workload: the workload name.
+        nemesis: the fault packages.
+        time_limit: seconds of workload.
+        interval: mean seconds between fault actions.
+        why: which fault opens the window the mode needs, and which checker should see it.
+        settings: other TestConfig fields (concurrency, rate, nodes, ...).
+        targets: narrows fault packages' target choices, e.g. ``{"partition": ("leader-alone",)}``.
+    """
+
+    workload: str
+    nemesis: tuple[str, ...]
+    time_limit: float = 60.0
+    interval: float = 2.0
+    why: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    targets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def config_fields(self) -> dict[str, Any]:
+        """The TestConfig fields this recipe sets (its targets go in ``extra``)."""
+        extra = {"targets": {k: list(v) for k, v in self.targets.items()}} if self.targets else {}
+        return {"workload": self.workload, "nemesis": list(self.nemesis), "time_limit": self.time_limit,
+                "nemesis_interval": self.interval, "extra": extra, **self.settings}
+
+
+@dataclass(frozen=True)
+class Bug:
+    """A known-unsafe mode of a system (``--bug NAME``): an injected bug, or a documented unsafe setting.
+
+    Attributes:
+        name: what ``--bug`` takes.
+        what: the rule it breaks and the real bug or behaviour it mirrors, in one line.
+        recipe: the test that exposes it.
+    """
+
+    name: str
+    what: str
+    recipe: Recipe
+
+
+@runtime_checkable
+class SystemPlugin(Protocol):
+    """A system under test (Jepsen's DB and client, with the system's own faults and checkers)."""
+
+    @property
+    def name(self) -> str:
+        """What ``--system`` takes."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """One line for ``fencepost systems``."""
+        ...
+
+    @property
+    def workloads(self) -> Sequence[str]:
+        """The workloads whose operations its clients implement."""
+        ...
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """The capabilities (:data:`harness.capabilities.CAPABILITIES`) it offers faults."""
+        ...
+
+    def processes(self, test: TestConfig, layout: Layout) -> list[ProcessSpec]:
+        """Every process of a cluster for ``test``, in start order; writes any cluster-wide files first."""
+        ...
+
+    async def ready(self, cluster: Cluster, timeout: float) -> None:
+        """Wait until the cluster serves (every member healthy, a leader elected); raise TimeoutError."""
+        ...
+
+    def client(self, workload: Workload, cluster: Cluster) -> Client:
+        """A fresh client for one worker of ``workload``."""
+        ...
+
+    def checkers(self, test: TestConfig) -> list[Checker]:
+        """The system's own checkers, which every run of it gets (white-box checkers, say)."""
+        ...
+
+    def faults(self) -> Mapping[str, Callable[[], Nemesis]]:
+        """The system's own fault packages by name (a name here beats a generic package of the same name)."""
+        ...
+
+    def bugs(self) -> Mapping[str, Bug]:
+        """Its known-unsafe modes by name, for ``--bug`` and ``--list-bugs``."""
+        ...
+
+
+@runtime_checkable
+class HasMembership(Protocol):
+    """A system whose members can be added and removed while a test runs."""
+
+    def membership(self) -> Any:
+        """The run's membership State (:class:`harness.capabilities.Membership`), the same one every call."""
+        ...
+
+
+@runtime_checkable
+class Rejoins(Protocol):
+    """A system with its own step between a wipe's erase and restart (etcd: member remove, then add)."""
+
+    async def rejoin(self, cluster: Cluster, node: str) -> Sequence[str]:
+        """Prepare the cluster for ``node`` to come back empty; return extra arguments for its next start."""
+        ...
+
+
+@runtime_checkable
+class Collects(Protocol):
+    """A system with more to keep than its processes' logs and observation files (state dumps, say)."""
+
+    async def collect(self, cluster: Cluster, run_dir: Path) -> None:
+        """Write what it keeps under ``run_dir/nodes/<name>/`` while the cluster still runs."""
+        ...
+
+
+@runtime_checkable
+class HasCode(Protocol):
+    """A system whose processes run its own code (Python packages, scripts) rather than installed binaries."""
+
+    def code(self) -> Mapping[str, Path]:
+        """Its code folders, each by its path relative to the code root (``{"system": .../system}``): the
+        local backend runs them in place, and the docker backend copies them into its image."""
+        ...

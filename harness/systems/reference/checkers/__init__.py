@@ -1,0 +1,22 @@
+"""The reference system's white-box checkers: they judge its own event logs, state dumps and admin records.
+
+Each answers "unknown" without the evidence it reads, which only this system writes, so they come with
+the system (:meth:`harness.systems.reference.plugin.ReferencePlugin.checkers`), never with every run.
+"""
+
+from __future__ import annotations
+
+from harness.checker import Checker
+
+
+def white_box_checkers() -> list[Checker]:
+    """Amnesia, config-cas, redundancy, commit-epoch, topology-guards and leader-completeness."""
+    from harness.systems.reference.checkers.amnesia import AmnesiaChecker
+    from harness.systems.reference.checkers.commit_epoch import CommitEpochChecker
+    from harness.systems.reference.checkers.config_cas import ConfigCasChecker
+    from harness.systems.reference.checkers.leader_completeness import LeaderCompletenessChecker
+    from harness.systems.reference.checkers.redundancy import RedundancyChecker
+    from harness.systems.reference.checkers.topology_guards import TopologyGuardsChecker
+
+    return [AmnesiaChecker(), ConfigCasChecker(), RedundancyChecker(), CommitEpochChecker(),
+            TopologyGuardsChecker(), LeaderCompletenessChecker()]

@@ -1,0 +1,28 @@
+"""Fault packages aimed at the reference system's protocol windows, each one file.
+
+They reach the cluster through its capabilities (:mod:`harness.capabilities`) and the system's own
+admin and RPC calls. ``wipe`` here replaces the generic one: it wipes only while the master reports
+every tablet whole, because wiping a node before the last wiped one is replaced is wiping a majority.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from harness.protocols import Nemesis
+
+_MODULES = ("wipe", "corrupt", "operator", "failover", "catch_up_partition", "lagging_contract", "cancelled_copy",
+            "config_race", "stalled_swap", "lossy_link", "copy_failover")
+
+
+def _factory(module: str) -> Callable[[], Nemesis]:
+    def make() -> Nemesis:
+        package: Nemesis = importlib.import_module(f"{__name__}.{module}").package()
+        return package
+
+    return make
+
+
+FAULTS: dict[str, Callable[[], Nemesis]] = {m.replace("_", "-"): _factory(m) for m in _MODULES}
+"""Package name (``--nemesis`` spelling) -> a factory of a fresh instance."""

@@ -1,0 +1,125 @@
+"""Cancelled-copy fault: cancel a migration while its tablet copy is still downloading (Scylla topology guards).
+
+Every migration stage runs under a session id, and cancelling a migration closes its sessions on the new
+node (a barrier), so a copy that was still in flight must have no effect when it lands. This fault makes a
+copy land late:
+
+1. add a replica of one tablet on a node D that does not hold it (``add_replica`` through the master),
+   and at once cut D off from the leader L alone, so D's download from L will hang (the operators still
+   reach both);
+2. wait until the migration is in its ``copy`` stage and the copy has been started;
+3. cancel the migration (``cancel_migration``, and the replica count back) and wait until the operator
+   has finished cancelling it, which closes the copy's session on D;
+4. heal: the download completes, from a closed session.
+
+A correct node drops that copy (``stale_session``); a node that applies it makes the replica READY under a
+closed session, which the topology-guards checker finds in D's event log. It needs a node outside the
+tablet's up set (run with ``--nodes 4`` or more).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from harness.capabilities import NETWORK
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.systems.reference.info import cluster_info
+from harness.systems.reference.master import admin, master_status, restore_replica_counts
+from system.wire import RpcError
+
+TARGETS = ("cancel-during-copy",)
+STAGE_WAIT_S = 20.0
+CANCEL_WAIT_S = 15.0
+BARRIER_GRACE_S = 1.0
+COPY_START_S = 1.0
+POLL_S = 0.02
+
+
+class CancelledCopyNemesis:
+    """Hang a tablet copy, cancel its migration, and let the copy land afterwards."""
+
+    name = "cancelled-copy"
+    color = "#bc6c25"
+    needs = frozenset({NETWORK})
+
+    def targets(self) -> Sequence[str]:
+        """cancel-during-copy: the only shape."""
+        return TARGETS
+
+    async def _wait(self, cluster: Cluster, tablet: str, done: Any, limit_s: float) -> dict[str, Any] | None:
+        """Poll the tablet's master status until ``done(status)`` holds; the status, or None at the limit."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            with contextlib.suppress(TimeoutError, RpcError, OSError):
+                cur: dict[str, Any] = (await master_status(cluster))["tablets"][tablet]
+                if done(cur):
+                    return cur
+            await asyncio.sleep(POLL_S)
+        return None
+
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+        """Steps 1-4 of the module docstring; return what was done."""
+        st = await master_status(cluster)
+        members = st["members"]
+        name = {m: r["name"] for m, r in members.items()}
+        live = {m for m, r in members.items() if r["state"] == "normal" and r["alive"]}
+        ready = {t: tab for t, tab in st["tablets"].items()
+                 if tab["migration"] is None and tab["leader"] and tab["up"]
+                 and sorted(tab["up"]) == sorted(tab["acting"]) and live - set(tab["up"])}
+        if not ready:
+            return {"target": spec.target, "skipped": "no settled tablet with a spare live node"}
+        t = rng.choice(sorted(ready, key=int))
+        tab = ready[t]
+        new = rng.choice(sorted(live - set(tab["up"])))
+        out: dict[str, Any] = {"target": spec.target, "tablet": int(t), "new": name[new]}
+        leader, dst = name[tab["leader"]], name[new]
+        try:
+            await admin(cluster, "add_replica", {"tablet": int(t), "node": new, "config_id": tab["config_id"]})
+        except RpcError as e:
+            return {**out, "skipped": f"add_replica refused: {e.code}"}
+        # Cut the link first: the copy starts moments after the copy stage is recorded, and takes
+        # milliseconds, so only a download begun on a cut link is sure to hang.
+        await cluster.network.partition({dst: [leader], leader: [dst]})
+        out["leader"] = leader
+        cur = await self._wait(cluster, t, lambda c: (c.get("migration") or {}).get("stage") not in (None, "pre_voter"),
+                               STAGE_WAIT_S)
+        mig = (cur or {}).get("migration") or {}
+        if not cur or mig.get("stage") != "copy":
+            return {**out, "skipped": f"migration stage {mig.get('stage')}"}
+        await asyncio.sleep(COPY_START_S)  # the operator sends StartTabletCopy; D's download hangs
+        out["session"] = session = mig.get("session")
+        try:
+            res = await admin(cluster, "cancel_migration", {"tablet": int(t), "config_id": cur["config_id"]})
+            out["up"] = res["up"]
+            rf = int(cluster_info(cluster).get("replication") or 3)  # or the policy adds a replica again
+            await admin(cluster, "change_replica_count", {"tablet": int(t), "count": rf, "config_id": res["config_id"]})
+        except RpcError as e:
+            out["cancel_error"] = e.code
+        done = await self._wait(cluster, t, lambda c: (c.get("migration") or {}).get("session") != session,
+                                CANCEL_WAIT_S)
+        out["cancelled"] = done is not None
+        await asyncio.sleep(BARRIER_GRACE_S)
+        await cluster.network.heal()
+        return out
+
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+        """Heal the network and put every tablet's replica count back."""
+        await cluster.network.heal()
+        return {"healed": True, "restored": await restore_replica_counts(cluster)}
+
+    async def heal(self, cluster: Cluster) -> None:
+        """Heal the network and restore replica counts."""
+        await cluster.network.heal()
+        with contextlib.suppress(TimeoutError, RpcError, OSError):
+            await self.stop(cluster)
+
+
+def package() -> CancelledCopyNemesis:
+    """The cancelled-copy fault package."""
+    return CancelledCopyNemesis()

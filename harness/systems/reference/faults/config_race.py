@@ -1,0 +1,92 @@
+"""Config-race fault: two admins change one tablet's placement at the same moment (Kudu KUDU-1129).
+
+Both read the tablet's committed config id once, then send their changes together, each naming that id.
+The admin API promises compare-and-set: at most one of the two may apply; the other must be refused with
+``stale_config`` (its caller decided on a config that is no longer current). Every call, the config id it
+named and what the master answered go into the fault's record, so
+:mod:`harness.systems.reference.checkers.config_cas` can check that promise. Targets:
+
+- ``remove-two``: both remove a different replica (from three replicas, both applying leaves one);
+- ``move-two``: both move a different replica to a node outside the up set (needs two spare nodes,
+  else this is ``remove-two``).
+
+The window's end puts the replica count back (the policy loop re-adds replicas) and heals any member left
+``decommissioning``; nothing else needs undoing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.systems.reference.master import admin, master_status, restore_replica_counts
+from system.wire import RpcError
+
+TARGETS = ("remove-two", "move-two")
+
+
+async def _one(cluster: Cluster, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One admin call; its record holds the parameters and either ``result`` or ``error``."""
+    record: dict[str, Any] = {"method": method, **params}
+    try:
+        record["result"] = await admin(cluster, method, params)
+    except RpcError as e:
+        record["error"] = e.code
+    except (TimeoutError, OSError) as e:
+        record["error"] = f"unreachable: {e}"
+    return record
+
+
+class ConfigRaceNemesis:
+    """Two concurrent placement changes naming the same committed config id."""
+
+    name = "config-race"
+    color = "#9c6644"
+    needs: frozenset[str] = frozenset()
+
+    def targets(self) -> Sequence[str]:
+        """remove-two or move-two."""
+        return TARGETS
+
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+        """Read one tablet's config id, then send two changes naming it at once; record both answers."""
+        st = await master_status(cluster)
+        tablets = {t: tab for t, tab in st["tablets"].items() if tab.get("up") and len(tab["up"]) >= 3
+                   and tab.get("migration") is None}
+        if not tablets:
+            return {"target": spec.target, "skipped": "no settled tablet with three replicas"}
+        t = rng.choice(sorted(tablets, key=int))
+        tab = tablets[t]
+        live = sorted(m for m, r in st["members"].items() if r["state"] == "normal" and r["alive"])
+        spare = [m for m in live if m not in tab["up"]]
+        first, second = rng.sample(sorted(tab["up"]), 2)
+        base = {"tablet": int(t), "config_id": tab["config_id"]}
+        if spec.target == "move-two" and len(spare) >= 2:
+            dst = rng.sample(spare, 2)
+            calls = [("move_replica", {**base, "from": first, "to": dst[0]}),
+                     ("move_replica", {**base, "from": second, "to": dst[1]})]
+        else:
+            calls = [("remove_replica", {**base, "node": first}), ("remove_replica", {**base, "node": second})]
+        records = await asyncio.gather(*(_one(cluster, m, p) for m, p in calls))
+        return {"target": spec.target, "tablet": int(t), "config_id": tab["config_id"], "up": tab["up"],
+                "calls": list(records)}
+
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+        """Put every tablet's replica count back to the cluster's replication factor."""
+        restored = await restore_replica_counts(cluster)
+        return {"restored": restored}
+
+    async def heal(self, cluster: Cluster) -> None:
+        """Restore replica counts (the policy loop then re-adds the replicas)."""
+        with contextlib.suppress(TimeoutError, RpcError, OSError):
+            await self.stop(cluster)
+
+
+def package() -> ConfigRaceNemesis:
+    """The config-race fault package."""
+    return ConfigRaceNemesis()

@@ -1,0 +1,222 @@
+"""Copy-failover fault: a tablet's leader dies while a copy from it sits between its download and its
+merge, so the copying replica meets the next leader's epoch before it merges (Kudu seed, consensus
+metadata merge).
+
+A copy downloads the source's consensus metadata at epoch E. If the tablet elects a new leader at E+1
+before the copy merges, the copying replica adopts E+1 (from the new leader, which streams to the
+migration's catch-up member) and the merge must keep it: the highest epoch wins. Plain faults never
+order things so, because a copy takes milliseconds. This fault does:
+
+1. pick a settled tablet T (no migration, acting set = up set, every member alive) with leader L, and a
+   live node D outside its up set (run with ``--nodes 4`` or more); slow D's copies between download
+   and merge (the node's ``set_copy_delay`` test hook, :data:`COPY_DELAY_S`);
+2. move a follower F's replica of T to D through the master (``move_replica``, as the membership
+   fault's move-replica does); the operator adds D as a catch-up member, then sends StartTabletCopy
+   from L;
+3. once D reports T as copying, give the download :data:`DOWNLOAD_S`, then SIGKILL L;
+4. the operator elects a new leader at a higher epoch, which streams to D: D refuses (it is copying)
+   but adopts the epoch; wait (bounded) until D reports it, then until the copy has ended;
+5. start L again and put D's copy delay back to 0.
+
+A correct copy ends READY at the adopted epoch. One that takes the downloaded epoch instead (bug
+``copy-overwrites-epoch``) lowers D's epoch, which the amnesia checker's rule 2 reads from D's event log
+(``epoch_adopted`` at E+1, then ``tablet_loaded``/``copy_done`` at E). Each window records what it
+did, or what it skipped and why. The window's end, and ``heal``, start L if it is still down and put
+every node's copy delay back to 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from harness.capabilities import PROCESSES
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.systems.reference.info import cluster_info
+from harness.systems.reference.master import admin, master_status
+from system.admin import call
+from system.wire import ConnectionLost, RpcError, Unreachable
+
+TARGETS = ("leader-during-copy",)
+COPY_DELAY_S = 6.0
+DOWNLOAD_S = 0.5
+STAGE_WAIT_S = 15.0
+COPY_END_WAIT_S = COPY_DELAY_S + 10.0
+SETTLE_S = 30.0
+POLL_S = 0.05
+CALL_TIMEOUT_S = 2.0
+TRANSPORT_ERRORS = (TimeoutError, OSError, ConnectionLost, Unreachable, RpcError)
+
+
+async def _node_call(cluster: Cluster, node: str, method: str, params: dict[str, Any]) -> Any:
+    """One call to data node ``node`` (by process name), addressed to the UUID it answers ``hello`` with."""
+    host, port = cluster_info(cluster)["nodes"][node]
+    hello = await call(host, int(port), "hello", {}, timeout=CALL_TIMEOUT_S)
+    if method == "hello":
+        return hello
+    return await call(host, int(port), method, params, to=hello["uuid"], timeout=CALL_TIMEOUT_S)
+
+
+async def _replica(cluster: Cluster, node: str, tablet: str) -> dict[str, Any] | None:
+    """``node``'s heartbeat summary of ``tablet`` (None: it has no replica, or does not answer)."""
+    with contextlib.suppress(*TRANSPORT_ERRORS):
+        got = (await _node_call(cluster, node, "hello", {}))["tablets"].get(tablet)
+        return dict(got) if got is not None else None
+    return None
+
+
+async def _until(check: Callable[[], Awaitable[Any]], limit_s: float) -> Any:
+    """Poll ``check()`` until it returns something truthy; that value, or None after ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        got = await check()
+        if got:
+            return got
+        await asyncio.sleep(POLL_S)
+    return None
+
+
+class CopyFailoverNemesis:
+    """Slow a migration's tablet copy between download and merge, and kill the tablet's leader meanwhile."""
+
+    name = "copy-failover"
+    color = "#e76f51"
+    needs = frozenset({PROCESSES})
+
+    def __init__(self) -> None:
+        self._killed: list[str] = []
+        self._delayed: list[str] = []
+
+    def targets(self) -> Sequence[str]:
+        """leader-during-copy: the only shape."""
+        return TARGETS
+
+    async def _set_delay(self, cluster: Cluster, node: str, seconds: float) -> None:
+        await _node_call(cluster, node, "set_copy_delay", {"seconds": seconds})
+        if seconds:
+            self._delayed.append(node)
+
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+        """Steps 1-5 of the module docstring; return what was done, or what was skipped and why."""
+        st = await master_status(cluster)
+        members = st["members"]
+        name = {m: r["name"] for m, r in members.items()}
+        live = {m for m, r in members.items() if r["state"] in ("normal", "bootstrapping") and r["alive"]}
+        ready = {t: tab for t, tab in st["tablets"].items()
+                 if tab["migration"] is None and tab["status"] == "steady" and tab["leader"] in live
+                 and tab["up"] and sorted(tab["up"]) == sorted(tab["acting"]) and len(tab["acting"]) >= 3
+                 and set(tab["acting"]) <= live and live - set(tab["up"])}
+        if not ready:
+            return {"target": spec.target, "skipped": "no settled tablet of 3+ live replicas with a spare live node"}
+        t = rng.choice(sorted(ready, key=int))
+        tab = ready[t]
+        leader = tab["leader"]
+        dst = rng.choice(sorted(live - set(tab["up"])))
+        src = rng.choice(sorted(m for m in tab["acting"] if m != leader))
+        out: dict[str, Any] = {"target": spec.target, "tablet": int(t), "destination": name[dst],
+                               "moved_from": name[src], "old_leader": name[leader], "epoch": tab["epoch"]}
+        try:
+            await self._set_delay(cluster, name[dst], COPY_DELAY_S)
+        except TRANSPORT_ERRORS as e:
+            return {**out, "skipped": f"set_copy_delay on {name[dst]} failed: {e}"}
+        try:
+            return await self._fail_over_during_copy(cluster, t, tab, name, src, dst, out)
+        finally:
+            with contextlib.suppress(*TRANSPORT_ERRORS):
+                await self._reset_delays(cluster)
+
+    async def _fail_over_during_copy(self, cluster: Cluster, t: str, tab: dict[str, Any], name: dict[str, str],
+                                     src: str, dst: str, out: dict[str, Any]) -> dict[str, Any]:
+        """Steps 2-5, once the destination's copies are slowed."""
+        leader, d = tab["leader"], name[dst]
+        try:
+            res = await admin(cluster, "move_replica", {"tablet": int(t), "from": src, "to": dst,
+                                                        "config_id": tab["config_id"]})
+            out["up"] = res["up"]
+        except (RpcError, TimeoutError, OSError) as e:
+            return {**out, "skipped": f"move_replica refused: {getattr(e, 'code', e)}"}
+
+        async def copying() -> dict[str, Any] | None:
+            rep = await _replica(cluster, d, t)
+            return rep if rep is not None and rep.get("status") == "copying" else None
+
+        if await _until(copying, STAGE_WAIT_S) is None:
+            return {**out, "skipped": f"{d} never reported the tablet copying within {STAGE_WAIT_S} s"}
+        await asyncio.sleep(DOWNLOAD_S)  # the download from L takes milliseconds; the merge waits COPY_DELAY_S
+        epoch = int((await master_status(cluster))["tablets"][t]["epoch"])
+        await cluster.processes.kill(name[leader])
+        self._killed.append(name[leader])
+        out["killed"], out["killed_at_epoch"] = name[leader], epoch
+        started = time.monotonic()
+
+        async def adopted() -> dict[str, Any] | None:
+            rep = await _replica(cluster, d, t)
+            if rep is None or (rep.get("status") == "copying" and int(rep.get("epoch", -1)) <= epoch):
+                return None
+            return rep
+
+        rep = await _until(adopted, COPY_DELAY_S + 1.0)
+        if rep is None or rep.get("status") != "copying":
+            out["skipped"] = ("the copy ended before a new leader reached it" if rep is not None else
+                              f"{d} neither adopted a newer epoch nor ended its copy")
+        else:
+            out["adopted"] = {"epoch": rep["epoch"], "after_s": round(time.monotonic() - started, 2)}
+
+        async def copy_ended() -> dict[str, Any] | None:
+            rep = await _replica(cluster, d, t)
+            return rep if rep is not None and rep.get("status") != "copying" else None
+
+        end = await _until(copy_ended, COPY_END_WAIT_S)
+        out["copy_ended"] = ({"state": end.get("state"), "status": end.get("status"), "epoch": end.get("epoch")}
+                             if end is not None else None)
+        await self._restart_killed(cluster)
+        out["restarted"] = name[leader]
+        return out
+
+    async def _restart_killed(self, cluster: Cluster) -> list[str]:
+        started, self._killed = self._killed, []
+        for node in started:
+            await cluster.processes.start(node)
+        return started
+
+    async def _reset_delays(self, cluster: Cluster, nodes: Sequence[str] | None = None) -> list[str]:
+        """Put the copy delay back to 0 on ``nodes`` (default: those this fault slowed)."""
+        todo = list(nodes) if nodes is not None else sorted(set(self._delayed))
+        for node in todo:
+            await _node_call(cluster, node, "set_copy_delay", {"seconds": 0})
+        self._delayed = [n for n in self._delayed if n not in todo]
+        return todo
+
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+        """Start the killed leader if it is still down, and undo every copy delay this fault set."""
+        started = await self._restart_killed(cluster)
+        reset: list[str] = []
+        with contextlib.suppress(*TRANSPORT_ERRORS):
+            reset = await self._reset_delays(cluster)
+        return {"started": started, "delay_reset": reset}
+
+    async def heal(self, cluster: Cluster) -> None:
+        """Start the killed leader, put every node's copy delay back to 0, and wait (bounded) until no
+        migration is in flight."""
+        await self._restart_killed(cluster)
+        for node in cluster.nodes():
+            with contextlib.suppress(*TRANSPORT_ERRORS):
+                await self._reset_delays(cluster, [node])
+
+        async def settled() -> bool:
+            with contextlib.suppress(*TRANSPORT_ERRORS):
+                tabs = (await master_status(cluster))["tablets"].values()
+                return all(tab["migration"] is None for tab in tabs)
+            return False
+
+        await _until(settled, SETTLE_S)
+
+
+def package() -> CopyFailoverNemesis:
+    """The copy-failover fault package."""
+    return CopyFailoverNemesis()

@@ -1,0 +1,69 @@
+"""Operator fault: kill the operator and restart it, or run a second operator beside it.
+
+A restarted operator must continue from the metadata store, and two racing operators must never lose
+an acknowledged write (only availability): their metadata updates are compare-and-set on a version.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from harness.capabilities import PROCESSES
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.systems.api import CONTROL
+
+TARGETS = ("restart", "race")
+
+
+class OperatorNemesis:
+    """Crash the control plane, or split it in two."""
+
+    name = "operator"
+    color = "#3a86ff"
+    needs = frozenset({PROCESSES})
+
+    def __init__(self) -> None:
+        self._killed: list[str] = []
+        self._racing: list[str] = []
+
+    def targets(self) -> Sequence[str]:
+        """restart (kill the active operator until the window ends) or race (start a second one)."""
+        return TARGETS
+
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+        """Kill the active operator, or start the standby beside it."""
+        ops = cluster.members(CONTROL)
+        if spec.target == "race":
+            if len(ops) < 2:
+                raise RuntimeError("the cluster has no standby operator to race")
+            await cluster.processes.start(ops[1])
+            self._racing.append(ops[1])
+            return {"target": "race", "started": [ops[1]]}
+        await cluster.processes.kill(ops[0])
+        self._killed.append(ops[0])
+        return {"target": "restart", "killed": [ops[0]]}
+
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+        """Restart the killed operator; stop the racing one."""
+        started, stopped = [], []
+        while self._killed:
+            name = self._killed.pop()
+            await cluster.processes.start(name)
+            started.append(name)
+        while self._racing:
+            name = self._racing.pop()
+            await cluster.processes.kill(name)
+            stopped.append(name)
+        return {"started": started, "stopped": stopped}
+
+    async def heal(self, cluster: Cluster) -> None:
+        """Leave exactly the active operator running."""
+        await self.stop(cluster)
+
+
+def package() -> OperatorNemesis:
+    """The operator fault package."""
+    return OperatorNemesis()

@@ -1,0 +1,180 @@
+"""Stalled-swap fault: a node swap stalls after the leader applied it, and the leader is cut off with
+the new node (Oxia's fencing ensemble).
+
+The Oxia design fences, in an election that resolves a stalled swap, the current ensemble *and* the new
+node: the leader may already replicate to the new ensemble, and a majority of the old one alone can be
+disjoint from a majority of the new one. Plain faults never stall a swap at that step, so this fault does:
+
+1. pick a tablet with leader L and followers F, G, and a node N outside its ensemble;
+2. ask the operator to swap G for N, with the test hook ``crash_at="reconfig:after-commit"``: L applies the
+   swap (its ensemble is now L, F, N) and the operator exits before it records the end;
+3. cut L and N off from every other node and from the operators, then start the operator again: it sees
+   the stalled swap and runs an election;
+4. wait for that election; if it elects a leader (it must not: only F and G can answer), ask the operator
+   to swap L, now unreachable, for G, as failure detection would.
+
+A correct election needs a fence majority of L, F, G and N, so it waits for the partition to heal, and the
+swap in step 4 is refused. One that fences only the old ensemble elects F from F and G; after step 4, F
+commits with G while L commits with N: two leaders acknowledge writes, which the linearizability checker
+reports. The window's end heals the network and starts the operator if it is down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from harness.capabilities import NETWORK, PROCESSES
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.systems.api import CONTROL
+from harness.systems.reference.info import cluster_info
+from harness.targets import complete_grudge
+from system.admin import call
+from system.wire import ConnectionLost, RpcError, Unreachable
+
+TARGETS = ("leader-with-new-node",)
+ATTEMPTS = 3
+ELECTION_WAIT_S = 15.0
+SPLIT_S = 3.0
+CALL_TIMEOUT_S = 30.0
+TRANSPORT_ERRORS = (TimeoutError, OSError, ConnectionLost, Unreachable)
+
+
+async def _operator(cluster: Cluster, method: str, params: dict[str, Any]) -> Any:
+    """One call to the first operator that answers."""
+    last: Exception | None = None
+    for host, port in cluster_info(cluster)["operators"]:
+        try:
+            return await call(host, int(port), method, params, timeout=CALL_TIMEOUT_S)
+        except TRANSPORT_ERRORS as e:
+            last = e
+    raise RuntimeError(f"no operator answers: {last}")
+
+
+def _members_by_name(routing: dict[str, Any], alive: dict[str, bool]) -> dict[str, str]:
+    """Process name -> member id, matched by address in the operator's routing table."""
+    nodes = routing["nodes"]
+    out: dict[str, str] = {}
+    for member in alive:
+        for name, addr in nodes.items():
+            if addr == nodes.get(member) and (name == member or name not in alive):
+                out[name] = member
+    return out
+
+
+class StalledSwapNemesis:
+    """Stall a swap after the leader applied it, and cut the leader off with the new node."""
+
+    name = "stalled-swap"
+    color = "#8338ec"
+    needs = frozenset({NETWORK, PROCESSES})
+
+    def __init__(self) -> None:
+        self._operator_down: list[str] = []
+
+    def targets(self) -> Sequence[str]:
+        """leader-with-new-node: the only shape."""
+        return TARGETS
+
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+        """Stall a swap, partition, restart the operator, and act on the election it holds."""
+        routing = await _operator(cluster, "routing", {})
+        status = await _operator(cluster, "status", {})
+        member = _members_by_name(routing, status["alive"])
+        live = sorted(n for n, m in member.items() if status["alive"].get(m))
+        ready = {t: tab for t, tab in routing["tablets"].items()
+                 if tab["status"] == "steady" and tab["leader"] and len(tab["ensemble"]) == 3
+                 and not status["tablets"][t].get("reconfig") and all(n in live for n in tab["ensemble"])
+                 and any(n not in tab["ensemble"] for n in live)}
+        if not ready:
+            return {"target": spec.target, "skipped": "no steady tablet with three live replicas and a spare node"}
+        refused: list[str] = []
+        for t in rng.sample(sorted(ready, key=int), min(ATTEMPTS, len(ready))):
+            tab = ready[t]
+            leader = tab["leader"]
+            stays, goes = rng.sample(sorted(n for n in tab["ensemble"] if n != leader), 2)
+            new = rng.choice(sorted(n for n in live if n not in tab["ensemble"]))
+            done: dict[str, Any] = {"target": spec.target, "tablet": int(t), "leader": leader, "stays": stays,
+                                    "swapped_out": goes, "new": new, "epoch": tab["epoch"]}
+            swap = {"tablet": int(t), "op": "swap", "old": member[goes], "new": member[new],
+                    "crash_at": "reconfig:after-commit"}
+            try:
+                await _operator(cluster, "reconfig", swap)
+                return {**done, "skipped": "the operator finished the swap instead of stalling"}
+            except RpcError as e:
+                # e.g. the new node holds a tombstone of this tablet from an earlier move: try another
+                refused.append(f"tablet {t} to {new}: {e.code}: {e.message}")
+                continue
+            except RuntimeError:
+                break  # the operator exited at the crash point, as asked
+        else:
+            return {"target": spec.target, "skipped": "every swap was refused", "refused": refused}
+        ops = cluster.members(CONTROL)
+        cut = [leader, new]
+        rest = [n for n in cluster.nodes() if n not in cut] + ops
+        await cluster.network.partition(complete_grudge([cut, rest]))
+        self._operator_down = [ops[0]]
+        await cluster.processes.start(ops[0])
+        self._operator_down = []
+        done["partitioned"] = [cut, rest]
+        if refused:
+            done["refused"] = refused
+        elected = await self._await_election(cluster, t, leader, tab["epoch"])
+        if elected is None:
+            return {**done, "elected": None}
+        done["elected"] = elected
+        done["second_swap"] = await self._swap_out(cluster, int(t), member[leader], member[goes])
+        await asyncio.sleep(SPLIT_S)
+        return done
+
+    @staticmethod
+    async def _swap_out(cluster: Cluster, t: int, old: str, new: str) -> dict[str, Any]:
+        """Ask the operator to swap ``old`` for ``new``, retrying while the tablet is busy (the election's
+        late fence responses); what it answered."""
+        deadline = time.monotonic() + ELECTION_WAIT_S
+        while True:
+            try:
+                res = await _operator(cluster, "reconfig", {"tablet": t, "op": "swap", "old": old, "new": new})
+                return {"ensemble": res.get("ensemble"), "epoch": res.get("epoch")}
+            except RpcError as e:
+                if e.code != "busy" or time.monotonic() > deadline:
+                    return {"error": f"{e.code}: {e.message}"}
+            except RuntimeError as e:
+                return {"error": str(e)}
+            await asyncio.sleep(0.25)
+
+    @staticmethod
+    async def _await_election(cluster: Cluster, t: str, old_leader: str, epoch: int) -> dict[str, Any] | None:
+        """The new leader and epoch of tablet ``t`` once an election replaced ``old_leader``, or None if
+        none did within ELECTION_WAIT_S."""
+        deadline = time.monotonic() + ELECTION_WAIT_S
+        while time.monotonic() < deadline:
+            with contextlib.suppress(RuntimeError, RpcError):
+                tab = (await _operator(cluster, "routing", {}))["tablets"].get(t)  # None until it loaded them
+                if (tab is not None and tab["status"] == "steady" and tab["leader"] not in (None, old_leader)
+                        and tab["epoch"] > epoch):
+                    return {"leader": tab["leader"], "epoch": tab["epoch"], "ensemble": tab["ensemble"]}
+            await asyncio.sleep(0.25)
+        return None
+
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+        """Heal the network and start the operator if this fault left it down."""
+        await cluster.network.heal()
+        started, self._operator_down = self._operator_down, []
+        for name in started:
+            await cluster.processes.start(name)
+        return {"healed": True, "started": started}
+
+    async def heal(self, cluster: Cluster) -> None:
+        """Heal the network and start the operator if it is down."""
+        await self.stop(cluster)
+
+
+def package() -> StalledSwapNemesis:
+    """The stalled-swap fault package."""
+    return StalledSwapNemesis()

@@ -1,0 +1,60 @@
+"""Calls to the master's admin API that several fault packages make (not a fault package itself)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from harness.cluster import Cluster
+from harness.systems.reference.info import cluster_info
+from system.admin import call
+from system.wire import RpcError
+
+CALL_TIMEOUT_S = 10.0
+
+
+def master_addr(cluster: Cluster) -> tuple[str, int, str]:
+    """The master's host, port and admin token.
+
+    Raises:
+        RuntimeError: the cluster runs no master.
+    """
+    info = cluster_info(cluster).get("master")
+    if not info:
+        raise RuntimeError("the cluster runs no master: this fault changes placements through it")
+    host, port = info["addr"]
+    return host, int(port), str(info["token"])
+
+
+async def master_status(cluster: Cluster) -> dict[str, Any]:
+    """The master's status: members, and per tablet its up, acting and stray sets and migration."""
+    host, port, _ = master_addr(cluster)
+    return dict(await call(host, port, "status", {}, timeout=CALL_TIMEOUT_S))
+
+
+async def admin(cluster: Cluster, method: str, params: dict[str, Any]) -> Any:
+    """One admin call with the cluster's token (``params`` name the config id themselves)."""
+    host, port, token = master_addr(cluster)
+    return await call(host, port, method, {**params, "token": token}, timeout=CALL_TIMEOUT_S)
+
+
+async def restore_replica_counts(cluster: Cluster, tries: int = 5) -> dict[str, int]:
+    """Set every tablet's replica count back to the cluster's replication factor (the master's policy
+    loop then re-adds replicas); a change that races another one is retried. Returns tablet -> count."""
+    rf = int(cluster_info(cluster).get("replication") or 3)
+    restored: dict[str, int] = {}
+    for _ in range(tries):
+        st = await master_status(cluster)
+        todo = {t: tab for t, tab in st["tablets"].items() if tab["rf"] is not None and int(tab["rf"]) != rf}
+        if not todo:
+            break
+        for t, tab in todo.items():
+            try:
+                await admin(cluster, "change_replica_count", {"tablet": int(t), "count": rf,
+                                                              "config_id": tab["config_id"]})
+                restored[t] = rf
+            except RpcError as e:
+                if e.code not in ("stale_config", "busy"):
+                    raise
+        await asyncio.sleep(0.2)
+    return restored

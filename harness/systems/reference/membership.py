@@ -1,0 +1,151 @@
+"""The reference system's membership State: replica sets changed through the master's admin API.
+
+The generic membership fault (:mod:`nemesis.membership`) drives it, as Jepsen's membership nemesis
+drives a database's State. Changes (each window starts one; its end starts putting things back):
+- ``move-replica``: move one replica of a tablet to a node outside its up set; with no such node
+  (every node holds the tablet) the replica is removed instead, and re-added when the window ends
+  (a copy over its tombstone);
+- ``expand``: add a replica on a node outside the up set (skipped when there is none);
+- ``contract``: remove a replica;
+- ``retire-and-readd``: decommission a node (the master drains it, then it is ``left``), and when
+  the window ends wipe it and start it again, so it joins as a new node and is re-populated.
+
+Every window's end (``restore``), and the heal step (``settle``), restore the configured replica count on
+every tablet; ``settle`` also waits (bounded) until no migration is in flight and each acting set equals
+its up set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from harness.cluster import Cluster
+from harness.systems.reference.info import cluster_info
+from system.admin import call
+from system.wire import RpcError
+
+TARGETS = ("move-replica", "expand", "contract", "retire-and-readd")
+SETTLE_S = 60.0
+RETIRE_WAIT_S = 20.0
+
+
+class ReferenceMembership:
+    """Admin-driven replica moves, expansions, contractions and node retirements (a Membership State)."""
+
+    def __init__(self) -> None:
+        self._retired: list[str] = []
+
+    def changes(self) -> Sequence[str]:
+        """The membership changes a window may make."""
+        return TARGETS
+
+    @staticmethod
+    def _master(cluster: Cluster) -> tuple[str, int, str]:
+        info = cluster_info(cluster).get("master")
+        if not info:
+            raise RuntimeError("the cluster runs no master: membership faults need one")
+        host, port = info["addr"]
+        return host, int(port), str(info["token"])
+
+    async def _status(self, cluster: Cluster) -> dict[str, Any]:
+        host, port, _ = self._master(cluster)
+        return dict(await call(host, port, "status", {}, timeout=5.0))
+
+    async def _admin(self, cluster: Cluster, method: str, params: dict[str, Any]) -> Any:
+        """One admin call naming the committed config id; a stale id (the policy moved) is retried."""
+        host, port, token = self._master(cluster)
+        for _ in range(5):
+            p = dict(params)
+            if "tablet" in p:
+                st = await self._status(cluster)
+                p["config_id"] = st["tablets"][str(p["tablet"])]["config_id"]
+            try:
+                return await call(host, port, method, {**p, "token": token}, timeout=10.0)
+            except RpcError as e:
+                if e.code not in ("stale_config", "busy"):
+                    raise
+                await asyncio.sleep(0.2)
+        raise RuntimeError(f"{method}: the config kept changing")
+
+    async def change(self, cluster: Cluster, kind: str, rng: random.Random) -> dict[str, Any]:
+        """Make the change ``kind`` names."""
+        st = await self._status(cluster)
+        tablets = sorted(st["tablets"], key=int)
+        t = rng.choice(tablets)
+        tab = st["tablets"][t]
+        members = st["members"]
+        live = sorted(m for m, r in members.items() if r["state"] in ("normal", "bootstrapping") and r["alive"])
+        spare = [m for m in live if m not in tab["up"]]
+        out: dict[str, Any] = {"target": kind, "tablet": int(t)}
+        if kind == "retire-and-readd":
+            node = rng.choice(sorted(cluster.nodes()))
+            res = await self._admin(cluster, "retire_node", {"node": node})
+            self._retired.append(node)
+            return {**out, "retired": node, "member": res["member"]}
+        if kind == "expand":
+            if not spare:
+                return {**out, "skipped": "every live node already holds the tablet"}
+            res = await self._admin(cluster, "add_replica", {"tablet": int(t), "node": rng.choice(spare)})
+            return {**out, "up": res["up"]}
+        victim = rng.choice(sorted(tab["up"]))
+        if kind == "move-replica" and spare:
+            dst = rng.choice(spare)
+            res = await self._admin(cluster, "move_replica", {"tablet": int(t), "from": victim, "to": dst})
+        elif len(tab["up"]) > 1:
+            res = await self._admin(cluster, "remove_replica", {"tablet": int(t), "node": victim})
+        else:
+            return {**out, "skipped": "the tablet has one replica"}
+        return {**out, "up": res["up"], "removed": victim}
+
+    async def restore(self, cluster: Cluster) -> dict[str, Any]:
+        """Put things back: re-add retired nodes as new ones, restore replica counts (not waiting)."""
+        readded = await self._readd(cluster)
+        restored = await self._restore(cluster)
+        return {"readded": readded, "restored": restored}
+
+    async def _readd(self, cluster: Cluster) -> list[str]:
+        done = []
+        while self._retired:
+            node = self._retired.pop()
+            deadline = time.monotonic() + RETIRE_WAIT_S
+            while time.monotonic() < deadline:
+                st = await self._status(cluster)
+                if not any(r["name"] == node and r["state"] == "decommissioning" for r in st["members"].values()):
+                    break
+                await asyncio.sleep(0.5)
+            await cluster.wipe(node)  # a retired node comes back only as a new node
+            done.append(node)
+        return done
+
+    async def _restore(self, cluster: Cluster) -> dict[str, int]:
+        rf = int(cluster_info(cluster).get("replication") or 3)
+        st = await self._status(cluster)
+        changed = {}
+        for t, tab in st["tablets"].items():
+            if tab["rf"] is not None and int(tab["rf"]) != rf:
+                await self._admin(cluster, "change_replica_count", {"tablet": int(t), "count": rf})
+                changed[t] = rf
+        return changed
+
+    async def settle(self, cluster: Cluster) -> None:
+        """Re-add, restore every tablet's replica count, and wait until the acting sets match."""
+        await self._readd(cluster)
+        rf = int(cluster_info(cluster).get("replication") or 3)
+        deadline = time.monotonic() + SETTLE_S
+        while time.monotonic() < deadline:
+            try:
+                await self._restore(cluster)
+                st = await self._status(cluster)
+            except Exception:
+                await asyncio.sleep(1.0)
+                continue
+            tabs = st["tablets"].values()
+            if all(t["migration"] is None and t["up"] and sorted(t["up"]) == sorted(t["acting"])
+                   and len(t["up"]) == rf for t in tabs):
+                return
+            await asyncio.sleep(0.5)
+

@@ -1,0 +1,128 @@
+"""A conformance kit: a pytest class that any system plugin subclasses to check itself against the plugin API.
+
+In the plugin's own tests::
+
+    from harness.testing.conformance import SystemConformance
+
+    class TestMySystem(SystemConformance):
+        system = "my-system"      # its name under the fencepost.systems entry point
+
+pytest then runs, against a real cluster on :attr:`SystemConformance.backend`: the plugin satisfies the
+protocol and declares only known capabilities, workloads and faults; its processes are described
+consistently; a cluster starts, serves and leaves no process behind; every workload it claims runs
+clean; kills (and partitions, where the machine allows iptables) leave it correct; and every fault it
+cannot do is refused before anything starts, naming the missing capability. Each check is one test
+method, so a plugin can skip one by overriding it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from harness import capabilities as caps
+from harness import registry
+from harness.cluster import Cluster, offered
+from harness.config import TestConfig
+from harness.protocols import Nemesis
+from harness.run import prepare, run_test
+from harness.systems.api import NODE, ROLES, HasCode, SystemPlugin
+
+
+class SystemConformance:
+    """Subclass with ``system = "<name>"``; pytest collects the checks below for it."""
+
+    system: ClassVar[str] = ""
+    """The plugin's name under the ``fencepost.systems`` entry point."""
+    backend: ClassVar[str] = "local"
+    """The backend the cluster checks run on."""
+    time_limit: ClassVar[float] = 6.0
+    """Seconds of workload in each short run."""
+    nodes: ClassVar[int] = 3
+
+    def plugin(self) -> SystemPlugin:
+        """A fresh instance of the plugin under test."""
+        if not self.system:
+            pytest.fail(f"{type(self).__name__} must set the class attribute `system`")
+        return registry.load_system(self.system)
+
+    def config(self, **fields: object) -> TestConfig:
+        """A short test of the system on the kit's backend."""
+        base: dict[str, object] = {"system": self.system, "backend": self.backend, "nodes": self.nodes,
+                                   "time_limit": self.time_limit, "nemesis_interval": 2.0, "recovery": 2.0,
+                                   "seed": 1, "rate": 100.0}
+        return TestConfig(**{**base, **fields})  # type: ignore[arg-type]
+
+    def test_the_plugin_satisfies_the_api(self) -> None:
+        """The protocol, known capabilities and workloads, loadable faults, and bugs with usable recipes."""
+        plugin = self.plugin()
+        assert isinstance(plugin, SystemPlugin)
+        assert plugin.name == self.system and plugin.description
+        assert set(plugin.capabilities) <= set(caps.CAPABILITIES), set(plugin.capabilities) - set(caps.CAPABILITIES)
+        assert plugin.workloads and set(plugin.workloads) <= set(registry.workload_names())
+        for name, make in plugin.faults().items():
+            package = make()
+            assert isinstance(package, Nemesis) and package.name == name
+            assert set(getattr(package, "needs", ())) <= set(caps.CAPABILITIES)
+        for name, bug in plugin.bugs().items():
+            assert bug.name == name and bug.what
+            assert bug.recipe.workload in plugin.workloads
+            assert set(bug.recipe.nemesis) <= set(registry.nemesis_names(plugin))
+        if isinstance(plugin, HasCode):
+            assert all(Path(folder).is_dir() for folder in plugin.code().values())
+
+    def test_processes_are_described_consistently(self, tmp_path: Path) -> None:
+        """Unique names, known roles, at least one data node, ports and data directories as laid out."""
+        from harness.testing.memory import MemoryLayout, NodeStates
+
+        specs = self.plugin().processes(self.config(), MemoryLayout(tmp_path, NodeStates()))
+        names = [s.name for s in specs]
+        assert len(names) == len(set(names)), names
+        assert all(s.role in ROLES for s in specs) and any(s.role == NODE for s in specs)
+        assert all(isinstance(s.port, int) and s.argv for s in specs)
+
+    def test_a_cluster_starts_serves_and_leaves_no_process(self, tmp_path: Path) -> None:
+        """Every autostarted process runs once the system says it is ready, and none after teardown."""
+        cluster = Cluster(self.config(), self.plugin(), registry.load_backend(self.backend))
+        try:
+            asyncio.run(cluster.start(tmp_path))
+            assert all(cluster.backend.processes.running(s.name) for s in cluster.specs.values() if s.autostart)
+        finally:
+            asyncio.run(cluster.stop())
+        assert not any(cluster.backend.processes.running(name) for name in cluster.specs)
+
+    def test_every_workload_runs_clean(self, tmp_path: Path) -> None:
+        """Each workload the system claims completes operations and is valid without faults."""
+        for workload in self.plugin().workloads:
+            outcome = run_test(self.config(workload=workload), tmp_path / "store")
+            assert outcome.ok_ops > 0, f"{workload}: no operation completed ok"
+            assert outcome.valid is True, f"{workload}: see {outcome.report or outcome.run.path}"
+
+    def test_kills_leave_it_correct(self, tmp_path: Path) -> None:
+        """A run under kill faults stays valid (systems without the processes capability skip this)."""
+        if caps.PROCESSES not in self.plugin().capabilities:
+            pytest.skip("the system does not offer the processes capability")
+        outcome = run_test(self.config(nemesis=["kill"]), tmp_path / "store")
+        assert outcome.valid is True, f"see {outcome.report or outcome.run.path}"
+
+    def test_partitions_leave_it_correct(self, tmp_path: Path) -> None:
+        """A run under partitions stays valid, where the backend can partition here."""
+        plugin, backend = self.plugin(), registry.load_backend(self.backend)
+        if caps.NETWORK not in offered(plugin, backend):
+            pytest.skip(backend.unavailable(caps.NETWORK) or "the system does not offer the network capability")
+        outcome = run_test(self.config(nemesis=["partition"]), tmp_path / "store")
+        assert outcome.valid is True, f"see {outcome.report or outcome.run.path}"
+
+    def test_faults_it_cannot_do_are_refused_before_anything_starts(self) -> None:
+        """Every fault needing a capability the system lacks is refused in one line naming that capability."""
+        plugin = self.plugin()
+        for name in registry.nemesis_names(plugin):
+            missing = caps.missing(registry.load_nemesis(name, plugin).needs, plugin.capabilities)
+            if not missing:
+                continue
+            with pytest.raises(registry.Refused, match=missing[0]) as refused:
+                prepare(self.config(nemesis=[name]))
+            assert "\n" not in str(refused.value) and name in str(refused.value)

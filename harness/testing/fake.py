@@ -1,0 +1,194 @@
+"""An in-memory fake system with switchable misbehaviours, for fast tests of the runtime and of checkers.
+
+:class:`FakeSystem` is a complete :class:`~harness.systems.api.SystemPlugin` whose "cluster" is one
+Python object, :class:`FakeStore`: a primary-backup key-value store of ``n`` nodes, run by
+:class:`~harness.testing.memory.MemoryBackend`, which starts no process at all. Its clients implement
+the register and set workloads. Faults act on the store: a killed or paused node answers nothing, a node
+cut off from the primary cannot reach it, and killing the primary makes the next live node primary.
+The correct store is linearizable; its known-unsafe modes (``--bug``) are the two classic bugs:
+
+- ``lost-write``: the primary acknowledges every ``LOST_EVERY``-th write without applying it;
+- ``stale-read``: a node serves reads from its own copy, which lags the primary by ``STALE_LAG`` writes.
+
+A whole test of it takes a fraction of a second per second of workload and needs no root, network or
+disk, so the runtime, the workers, the nemesis runner and the checkers can be tested end to end in unit
+tests. Like trio's fake clock and network, it is public API: a plugin's own tests may use it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from harness import capabilities as caps
+from harness.protocols import Invocation, Outcome
+from harness.systems.api import NODE, Bug, Layout, ProcessSpec, Recipe
+from harness.testing.memory import NodeStates
+
+if TYPE_CHECKING:
+    from harness.checker import Checker
+    from harness.cluster import Cluster
+    from harness.config import TestConfig
+    from harness.protocols import Client, Nemesis, Workload
+
+LOST_EVERY = 7
+STALE_LAG = 3
+LATENCY_S = 0.001
+"""How long a fake operation takes: short, but each one yields to the event loop."""
+
+
+class Unavailable(Exception):
+    """The node a client asked cannot be reached, or cannot reach the primary."""
+
+
+class FakeStore:
+    """The fake cluster's state: its nodes, who leads, and the data; who is down, paused or cut off is the
+    backend's (:class:`~harness.testing.memory.NodeStates`).
+
+    Args:
+        nodes: the node names.
+        states: what faults did to the nodes.
+        bugs: the misbehaviours switched on (``lost-write``, ``stale-read``).
+    """
+
+    def __init__(self, nodes: list[str], states: NodeStates, bugs: frozenset[str] = frozenset()) -> None:
+        self.nodes = list(nodes)
+        self.bugs = bugs
+        self.states = states
+        self.primary = self.nodes[0]
+        self.data: dict[Any, list[Any]] = {}
+        """Each key's history of values, the current last (applied by the primary)."""
+        self._writes = itertools.count(1)
+
+    def _reachable(self, node: str) -> None:
+        down, paused = self.states.down, self.states.paused
+        if node in down or node in paused:
+            raise Unavailable(f"{node} is {'down' if node in down else 'paused'}")
+        if self.primary in down:  # the next live node takes over, with everything applied so far
+            self.primary = next((n for n in self.nodes if n not in down), self.primary)
+        if node != self.primary and frozenset((node, self.primary)) in self.states.cut:
+            raise Unavailable(f"{node} cannot reach the primary {self.primary}")
+        if self.primary in down or self.primary in paused:
+            raise Unavailable(f"the primary {self.primary} is {'down' if self.primary in down else 'paused'}")
+
+    def read(self, node: str, key: Any) -> Any:
+        """The value at ``key`` as ``node`` serves it (None when absent)."""
+        self._reachable(node)
+        values = self.data.get(key, [])
+        if "stale-read" in self.bugs and node != self.primary:
+            values = values[:-STALE_LAG] if len(values) > STALE_LAG else values[:1]
+        return values[-1] if values else None
+
+    def write(self, node: str, key: Any, value: Any) -> None:
+        """Write ``value`` at ``key`` through ``node`` and the primary."""
+        self._reachable(node)
+        if "lost-write" in self.bugs and next(self._writes) % LOST_EVERY == 0:
+            return
+        self.data.setdefault(key, []).append(value)
+
+    def cas(self, node: str, key: Any, expected: Any, new: Any) -> bool:
+        """Compare-and-set at ``key``; whether it applied."""
+        self._reachable(node)
+        values = self.data.get(key, [])
+        if (values[-1] if values else None) != expected:
+            return False
+        self.data.setdefault(key, []).append(new)
+        return True
+
+
+class FakeClient:
+    """A worker's connection to the fake store through its home node; outcomes are exact: a node that
+    cannot be reached before the request is a definite fail, nothing here is ever half done."""
+
+    _homes = itertools.count()
+
+    def __init__(self, store: Callable[[], FakeStore], workload: str) -> None:
+        self._store = store
+        self._workload = workload
+        self._home = ""
+
+    async def open(self, cluster: Cluster) -> None:
+        """Pick the next home node."""
+        nodes = cluster.nodes()
+        self._home = nodes[next(FakeClient._homes) % len(nodes)]
+
+    async def invoke(self, op: Invocation) -> Outcome:
+        """Run a register op (read, write, cas) or a set op (add, read)."""
+        await asyncio.sleep(LATENCY_S)
+        store = self._store()
+        try:
+            if self._workload == "set":
+                if op.f == "add":
+                    current = store.read(self._home, op.key) or []
+                    store.write(self._home, op.key, [*current, op.value])
+                    return Outcome("ok", op.value)
+                if op.f == "read":
+                    return Outcome("ok", sorted(store.read(self._home, op.key) or [], key=repr))
+            elif op.f == "read":
+                return Outcome("ok", store.read(self._home, op.key))
+            elif op.f == "write":
+                store.write(self._home, op.key, op.value)
+                return Outcome("ok", op.value)
+            elif op.f == "cas":
+                expected, new = op.value
+                applied = store.cas(self._home, op.key, expected, new)
+                return Outcome("ok" if applied else "fail", op.value, None if applied else "mismatch")
+        except Unavailable as e:
+            return Outcome("fail", None, str(e))
+        raise ValueError(f"unknown function {op.f!r}")
+
+    async def close(self) -> None:
+        """Nothing to release."""
+
+
+class FakeSystem:
+    """The fake system's plugin (use it with :class:`~harness.testing.memory.MemoryBackend`)."""
+
+    name = "fake"
+    description = "an in-memory primary-backup store with switchable misbehaviours (Fencepost's testing tool)"
+    workloads = ("register", "set")
+    capabilities = frozenset({caps.PROCESSES, caps.NETWORK, caps.PRIMARIES})
+
+    def __init__(self) -> None:
+        self.store: FakeStore | None = None
+
+    def _store(self) -> FakeStore:
+        if self.store is None:
+            raise RuntimeError("the fake system has not been laid out")
+        return self.store
+
+    def processes(self, test: TestConfig, layout: Layout) -> list[ProcessSpec]:
+        """One virtual process per node (the memory backend starts nothing)."""
+        names = [f"n{i + 1}" for i in range(test.nodes)]
+        self.store = FakeStore(names, getattr(layout, "states", None) or NodeStates(), frozenset(test.bug))
+        return [ProcessSpec(n, NODE, (), layout.port(n), ready=False) for n in names]
+
+    async def ready(self, cluster: Cluster, timeout: float) -> None:
+        """Ready at once."""
+
+    def client(self, workload: Workload, cluster: Cluster) -> Client:
+        """A client for ``workload``."""
+        return FakeClient(self._store, workload.name)
+
+    def checkers(self, test: TestConfig) -> list[Checker]:
+        """None of its own."""
+        return []
+
+    def faults(self) -> Mapping[str, Callable[[], Nemesis]]:
+        """None of its own: the generic kill, pause and partition faults apply."""
+        return {}
+
+    def bugs(self) -> Mapping[str, Bug]:
+        """``lost-write`` and ``stale-read``, each caught by the linearizability checker."""
+        return {
+            "lost-write": Bug("lost-write", "the primary acknowledges some writes without applying them",
+                              Recipe("register", (), 5.0, why="reads after an acknowledged write miss it")),
+            "stale-read": Bug("stale-read", "nodes serve reads from a copy that lags the primary",
+                              Recipe("register", (), 5.0, why="reads return values older than acknowledged writes")),
+        }
+
+    async def primaries(self, cluster: Cluster) -> list[str]:
+        """The primary."""
+        return [self._store().primary]

@@ -1,0 +1,96 @@
+"""The copy-failover fault on a real local cluster: it kills a tablet's leader while a slowed copy from it
+waits to merge, the copying replica adopts the next leader's epoch, and the fault restarts the leader and
+undoes the copy delay."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.systems.reference.faults.copy_failover import COPY_DELAY_S
+from harness.systems.reference.info import cluster_info
+from harness.systems.reference.master import master_status
+from system.admin import call
+from system.wire import Unreachable
+from tests.harness.systems.reference.cluster_kit import leaders, load_fault, node_events, reference_cluster
+
+SPEC = FaultSpec("copy-failover", "leader-during-copy")
+
+
+async def settled(backend: Cluster, limit_s: float = 60.0) -> dict[str, Any]:
+    """Wait until every member is alive and every tablet has a leader, no migration and acting = up; the
+    master's status."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        st = await master_status(backend)
+        if all(m["alive"] for m in st["members"].values()) and all(
+                t["leader"] and t["migration"] is None and t["up"] and sorted(t["up"]) == sorted(t["acting"])
+                for t in st["tablets"].values()):
+            return st
+        await asyncio.sleep(0.3)
+    raise AssertionError(f"the cluster did not settle in {limit_s} s")
+
+
+async def answers(host: str, port: int, limit_s: float = 20.0) -> str:
+    """The id a node answers ``hello`` with, once it serves (it may still be starting)."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        try:
+            return str((await call(host, port, "hello", {}, timeout=2.0))["id"])
+        except (Unreachable, OSError):
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_the_leader_dies_during_a_slowed_copy_and_comes_back(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nodes=4, tablets=2, nemesis=["copy-failover"]) as backend:
+            await settled(backend)
+            pkg = load_fault("copy-failover")
+            done = await pkg.start(backend, SPEC, random.Random(3))
+            assert "skipped" not in done, done
+            t, dst, old = str(done["tablet"]), done["destination"], done["old_leader"]
+            assert done["killed"] == done["restarted"] == old and dst not in (old, done["moved_from"])
+            adopted = done["adopted"]["epoch"]
+            assert adopted > done["killed_at_epoch"] and done["adopted"]["after_s"] < COPY_DELAY_S
+            assert done["copy_ended"]["state"] == "READY" and done["copy_ended"]["epoch"] >= adopted
+            # The destination's own log: it adopted the new epoch while copying, and the copy kept it.
+            evs = [e for e in node_events(backend, dst) if e.get("tablet") == int(t)]
+            assert any(e["event"] == "epoch_adopted" and e["status"] == "copying" and e["epoch"] == adopted
+                       for e in evs)
+            copied = next(e for e in evs if e["event"] == "copy_done")
+            assert copied["epoch"] == copied["local_epoch"] == adopted > copied["remote_epoch"]
+            # The copy delay was put back, and the old leader runs and answers again.
+            delays = [e["seconds"] for e in node_events(backend, dst) if e["event"] == "copy_delay_set"]
+            assert delays == [COPY_DELAY_S, 0.0]
+            host, port = cluster_info(backend)["nodes"][old]
+            assert await answers(host, port) == old
+            assert await pkg.stop(backend) == {"started": [], "delay_reset": []}
+            await pkg.heal(backend)
+            st = await settled(backend)
+            assert dst in st["tablets"][t]["acting"] and done["moved_from"] not in st["tablets"][t]["acting"]
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.slow
+def test_without_a_spare_node_it_skips_and_kills_nothing(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nodes=3, tablets=1, nemesis=["copy-failover"]) as backend:
+            await settled(backend)
+            pkg = load_fault("copy-failover")
+            done = await pkg.start(backend, SPEC, random.Random(1))
+            assert "spare" in done["skipped"] and "killed" not in done, done
+            assert await pkg.stop(backend) == {"started": [], "delay_reset": []}
+            assert len(await leaders(backend)) == 1
+
+    asyncio.run(scenario())
