@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class ToyKv:
-    """A primary-backup key-value store: n1 serves, n2..nN keep the data durable."""
+    """A primary-backup key-value store: n1 takes writes, n2 serves reads, n2..nN keep the data durable."""
 
     name = "toy-kv"
     description = "a toy primary-backup key-value store (examples/toy_kv): the plugin tutorial's system"
@@ -48,13 +48,13 @@ class ToyKv:
                 for n, (h, p) in addrs.items()]
 
     async def ready(self, cluster: Cluster, timeout: float) -> None:
-        """Wait until the primary has resynced and answers a read."""
+        """Wait until the primary has resynced and takes a write."""
         host, port = cluster.address("n1")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
                 reader, writer = await asyncio.open_connection(host, port)
-                writer.write(b'{"op": "read", "key": "ping"}\n')
+                writer.write(b'{"op": "write", "key": "fencepost-ready", "value": 1}\n')
                 answer = json.loads(await reader.readline())
                 writer.close()
                 if answer.get("ok") is True:
@@ -81,10 +81,10 @@ class ToyKv:
     def bugs(self) -> Mapping[str, Bug]:
         """``async-replication``: the primary acknowledges a write before a backup has it."""
         recipe = Recipe("register", ("partition", "kill"), 30.0, 5.0,
-                        "a fault makes the primary resync from a backup that lacks writes it acknowledged; "
-                        "the linearizability checker sees reads lose them")
+                        "the standby serves reads that miss acknowledged writes, and a fault makes the primary "
+                        "resync from it and lose them; the linearizability checker sees the stale reads")
         return {"async-replication": Bug("async-replication", "the primary acknowledges a write before a backup "
-                                         "has it (it ships writes every half second)", recipe)}
+                                         "has it (it ships writes every two seconds)", recipe)}
 
 
 def plugin() -> ToyKv:

@@ -1,24 +1,25 @@
-"""A toy primary-backup key-value server, standard library only: ``python -m toy_kv.server``.
+"""A toy primary-backup key-value store, standard library only: ``python -m toy_kv.server``.
 
-One process per node. The first node is the primary: it serves every client request, keeps its data in
-memory, and relies on the backups for durability. A write is sent to every backup, each of which
-appends it to its log and fsyncs before it answers; only when every backup has it does the primary
-apply it and acknowledge it. A primary that cannot reach a backup stops serving, and when every backup
-answers again it resyncs: it takes the state of the first backup (the standby) and installs it on the
-others. A restarted primary does the same before it serves. While the primary does not serve (it is
-down, or resyncing), the standby answers reads: it holds every acknowledged write, because no write is
-acknowledged before it has it. It never takes writes.
+One process per node. The first node is the primary: it takes every write, keeps its data in memory,
+and relies on the backups for durability. A write is sent to every backup, each of which appends it to
+its log and fsyncs before it answers; only when every backup has it does the primary apply it and
+acknowledge it. The second node, the standby, serves every read: it holds every acknowledged write,
+because no write is acknowledged before it has it, and it applies writes in the primary's order.
 
-Replies are exact: ``{"ok": true}`` (done), ``{"ok": false, "error": ...}`` (definitely not done:
-refused before anything was sent, or a compare that failed) and ``{"ok": null, "error": ...}``
-(unknown: some backup may have the write).
+A primary that cannot reach a backup stops taking writes, and when every backup answers again it
+resyncs: it takes the standby's state (which may hold a write whose outcome its client never learned)
+and installs it on the other backups. A restarted primary does the same before it takes writes.
+
+Replies are exact: ``{"ok": true}`` (done), ``{"ok": false, "error": ...}`` (definitely not done: refused
+before anything was sent, or a compare that failed) and ``{"ok": null, "error": ...}`` (unknown: some
+backup may have the write).
 
 ``--bug async-replication`` makes the primary acknowledge a write as soon as it applied it, and ship
-writes to the backups in the background every half second: a resync then takes a backup's state that
-lacks writes the primary acknowledged.
+writes to the backups in the background every two seconds: the standby then serves reads that miss
+writes already acknowledged, and a resync loses them.
 
-Protocol: one JSON object per line over TCP. Clients: ``read``, ``write``, ``cas``, ``add`` (to a set).
-Backups: ``apply`` (seq, key, value), ``state``, ``install`` (seq, data).
+Protocol: one JSON object per line over TCP. Clients: ``read`` (to the standby), ``write``, ``cas``,
+``add`` (to a set). The primary to the backups: ``apply`` (seq, key, value), ``state``, ``install``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import os
 from typing import Any
 
 REPLICATION_TIMEOUT_S = 1.0
-BATCH_S = 0.5
+BATCH_S = 2.0
 
 
 class Node:
@@ -99,7 +100,7 @@ class Node:
                 self._append({"seq": req["seq"], "key": req["key"], "value": req["value"]})
                 self.data[req["key"]], self.seq = req["value"], req["seq"]
             return {"ok": True}
-        if op == "read":  # a client's read while the primary does not serve
+        if op == "read":  # the standby serves every read
             return {"ok": True, "value": self.data.get(str(req.get("key")))}
         if op == "state":
             return {"ok": True, "seq": self.seq, "data": self.data}
@@ -163,7 +164,7 @@ class Node:
         return all(await asyncio.gather(*(to(b) for b in self.backups)))
 
     async def shipper(self) -> None:
-        """(async-replication) Ship the pending writes every half second, and step down on a failure."""
+        """(async-replication) Ship the pending writes every two seconds, and step down on a failure."""
         while True:
             await asyncio.sleep(BATCH_S)
             batch, self.pending = self.pending, []
