@@ -12,7 +12,7 @@ group                   the callable
 ``fencepost.workloads`` ``(TestConfig) -> Workload``
 ``fencepost.nemeses``   ``() -> Nemesis``: a generic fault package
 ``fencepost.checkers``  ``() -> Checker``: a history checker every run gets
-``fencepost.models``    ``() -> Model``: a model for the linearizability checker (``--model``)
+``fencepost.models``    ``(init, nil_read) -> Model``: a model for the linearizability checker (``--model``)
 ``fencepost.commands``  a click command, a subcommand of ``fencepost``
 ``fencepost.reports``   ``(run_dir) -> path``: renders a run's report after it is checked
 ``fencepost.benches``   a module whose ``main(runs, args)`` ends with one JSON line (``fencepost bench``)
@@ -158,11 +158,6 @@ def needs_of(packages: Iterable[Nemesis]) -> frozenset[str]:
 def standard_checkers() -> list[Checker]:
     """The installed history checkers every run gets (statistics, exceptions, latency, availability, logs)."""
     return [ep.load()() for _, ep in sorted(group(CHECKERS).items())]
-
-
-def model_names() -> list[str]:
-    """The installed linearizability models."""
-    return sorted(group(MODELS))
 
 
 # --- refusals before anything starts -----------------------------------------------------------------

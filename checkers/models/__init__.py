@@ -1,5 +1,9 @@
 """Sequential specifications for the linearizability checker, and a registry of them by name.
 
+The registry is open: besides the models here, any installed package can name a factory
+``(init, nil_read) -> ModelBase`` under the ``fencepost.models`` entry-point group, and ``--model`` takes
+its name.
+
 Every model checks keyed histories key by key (Jepsen's independent keys): ops with the same ``key``
 form one object, and ops without a key form one more.
 
@@ -29,8 +33,8 @@ from checkers.models.multi_register import MultiRegister
 from checkers.models.mutex import Mutex
 from checkers.models.register import Register
 
-__all__ = ["MODELS", "UNKNOWN", "Entry", "Model", "ModelBase", "ModelError", "Partition", "choose_model",
-           "make_model"]
+__all__ = ["MODELS", "UNKNOWN", "Entry", "Model", "ModelBase", "ModelError", "Partition", "available_models",
+           "choose_model", "make_model"]
 
 MODELS: dict[str, Callable[[Any, str], ModelBase]] = {
     "register": lambda init, nil_read: Register(init, nil_read=nil_read),
@@ -56,10 +60,22 @@ def make_model(name: str, init: Any = None, *, nil_read: str = "absent") -> Keye
     Raises:
         ModelError: no model has that name, or ``init`` does not suit it.
     """
-    factory = MODELS.get(name)
+    factories = available_models()
+    factory = factories.get(name)
     if factory is None:
-        raise ModelError(f"unknown model {name!r}; choose one of {', '.join(sorted(MODELS))}")
+        raise ModelError(f"unknown model {name!r}; choose one of {', '.join(sorted(factories))}")
     return Keyed(factory(init, nil_read))
+
+
+def available_models() -> dict[str, Callable[[Any, str], ModelBase]]:
+    """Every model by name: the ones here, and those installed under ``fencepost.models`` (which cannot
+    replace one of these)."""
+    from harness.registry import MODELS as GROUP
+    from harness.registry import group
+
+    installed: dict[str, Callable[[Any, str], ModelBase]] = {
+        name: ep.load() for name, ep in group(GROUP).items() if name not in MODELS}
+    return {**MODELS, **installed}
 
 
 def choose_model(fmt: str, fs: Iterable[str]) -> str:
