@@ -18,6 +18,8 @@ import math
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import sub
 from typing import Any
 
 from checkers.models.base import Partition
@@ -69,26 +71,14 @@ def estimate_steps(ops: int, concurrency: int, info: int) -> float:
 
 def measure(calls: Sequence[Call]) -> tuple[int, int, int]:
     """``(ops, concurrency, info)`` of ``calls``."""
-    starts: list[int] = []
-    ends: list[int] = []
-    info = 0
-    fail = OpType.FAIL
-    unknown = OpType.INFO
-    for c in calls:
-        outcome = c.outcome
-        if outcome is fail:
-            continue
-        complete = c.complete
-        if outcome is unknown or complete is None:
-            info += 1
-            continue
-        starts.append(c.invoke.index)
-        ends.append(complete.index)
-    starts.sort()
-    ends.sort()
+    ok = OpType.OK
+    done = [c for c in calls if c.outcome is ok]
+    info = sum(1 for c in calls if c.outcome is OpType.INFO)
+    starts = sorted([c.invoke.index for c in done])
+    ends = sorted([c.complete.index for c in done])  # type: ignore[union-attr]
     # Ops open when the k-th one starts: k + 1 started, minus those already ended.
-    most = max((k + 1 - bisect_left(ends, s) for k, s in enumerate(starts)), default=0)
-    return len(starts) + info, most, info
+    most = max(map(sub, range(1, len(starts) + 1), map(bisect_left, repeat(ends), starts)), default=0)
+    return len(done) + info, most, info
 
 
 def shape(part: Partition, *, split: bool = True) -> Shape:

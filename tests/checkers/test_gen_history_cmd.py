@@ -30,10 +30,10 @@ def test_same_seed_same_file_and_valid(capsys: pytest.CaptureFixture[str], tmp_p
     gen(capsys, tmp_path / "b.jsonl")
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     code, out = cli(capsys, "check", "--model", "register", "--json", str(tmp_path / "a.jsonl"))
-    assert code == 0 and json.loads(out)["ops"] == 3000
+    assert code == 0 and json.loads(out.splitlines()[-1])["ops"] == 3000  # --json: partition lines, then the file
 
 
 def test_anomalies_each_in_a_different_key(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     gen(capsys, tmp_path / "bad.jsonl", "--anomalies", "3")
     code, out = cli(capsys, "check", "--model", "register", "--all-violations", "--json", str(tmp_path / "bad.jsonl"))
-    assert code == 1 and len(set(json.loads(out)["invalid_keys"])) == 3
+    assert code == 1 and len(set(json.loads(out.splitlines()[-1])["invalid_keys"])) == 3
