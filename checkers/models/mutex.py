@@ -63,6 +63,19 @@ class Mutex(ModelBase):
             return (False, state) if state else (True, True)
         return (True, False) if state else (False, state)
 
+    def unexplained(self, ops: Sequence[tuple[Any, Any]], init: Any) -> list[int]:
+        """Ok releases beyond the acquires among ``ops`` (and a lock that starts held): a release with
+        no acquire to give back (the last ones are named)."""
+        held = sum(1 for inp, _ in ops if inp == ACQUIRE) + (1 if init else 0)
+        out = []
+        for k, (inp, result) in enumerate(ops):
+            if inp == RELEASE and result is not UNKNOWN:
+                if held:
+                    held -= 1
+                else:
+                    out.append(k)
+        return out
+
     def fast_check(self, entries: Sequence[Entry], init: Any) -> bool | None:
         """An exact greedy check when every outcome is known; None when some op's outcome is unknown.
 

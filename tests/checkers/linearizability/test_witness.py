@@ -150,3 +150,26 @@ def test_every_invalid_porcupine_history_has_a_1_minimal_witness(tmp_path: Path)
     print(f"\n82 invalid Porcupine histories: witness size median {statistics.median(sizes)}, "
           f"max {max(sizes)}, sizes {sorted(sizes)}")
     assert max(sizes) < min(int(r["operations"]) for r in rows)
+
+
+JEPSEN = Path(__file__).resolve().parent / "jepsen_histories"
+
+
+@pytest.mark.parametrize(("name", "model"), [("cas-register-stale-reads-invalid.edn", "cas-register"),
+                                             ("cas-register-independent-bad-key-3.edn", "cas-register"),
+                                             ("mutex-double-grant-invalid.edn", "mutex")])
+def test_jepsen_edn_witnesses_with_advisory_time(tmp_path: Path, name: str, model: str) -> None:
+    """Jepsen's EDN: time may go backwards and nil reads constrain nothing; the witness keeps both."""
+    report = check_file(str(JEPSEN / name), FileOptions(witness=True))
+    assert report.valid is False and len(report.witnesses) == 1
+    w = report.witnesses[0]
+    assert w.minimal and len(w.calls) < w.original
+    written = write_witness(str(tmp_path), str(JEPSEN / name), w)
+    again = check_file(written, FileOptions(model=model, nil_read="any"))
+    assert again.valid is False and again.summary["ops"] == len(w.calls)
+
+
+def test_mutex_releases_need_acquires() -> None:
+    mutex = make_model("mutex").inner
+    ops: list[Any] = [("release", True), ("acquire", True), ("release", True), ("release", UNKNOWN)]
+    assert mutex.unexplained(ops, False) == [2] and mutex.unexplained(ops, True) == []
