@@ -187,5 +187,7 @@ def refuse_unsupported(system: SystemPlugin, available: frozenset[str], packages
                 reason = why_not(capability) if why_not is not None else None
                 raise Refused(f"nemesis {name} needs the {capability} capability, which is not available here"
                               + (f": {reason}" if reason else ""))
+            reason = (getattr(system, "not_offered", None) or {}).get(capability)
             raise Refused(f"nemesis {name} needs the {capability} capability, which system {system.name} "
-                          f"does not offer (it offers {', '.join(sorted(system.capabilities)) or 'none'})")
+                          f"does not offer" + (f": {reason}" if reason else
+                                               f" (it offers {', '.join(sorted(system.capabilities)) or 'none'})"))

@@ -14,7 +14,7 @@ from harness.config import TestConfig
 from harness.protocols import Nemesis, Workload
 from harness.runtime import Progress
 from harness.store import RunDir, RunStore
-from harness.systems.api import SystemPlugin
+from harness.systems.api import Preflight, SystemPlugin
 
 
 @dataclass
@@ -70,6 +70,10 @@ def prepare(config: TestConfig, *, system: SystemPlugin | None = None, backend: 
     workload = registry.load_workload(config.workload, config)
     packages = {name: registry.load_nemesis(name, system) for name in config.nemesis}
     registry.refuse_unsupported(system, offered(system, backend), packages, workload, backend.unavailable)
+    if isinstance(system, Preflight):
+        reason = system.unavailable(backend.name)
+        if reason is not None:
+            raise registry.Refused(f"system {system.name} cannot run on the {backend.name} backend here: {reason}")
     return Prepared(system, backend, workload, packages)
 
 

@@ -107,6 +107,7 @@ class LocalBackend:
         self.groups = ProcessGroups(root, f"{run_dir.name.replace('.', '')}-{os.getpid()}") if root else None
         code_root = code_root_of(system.code()) if isinstance(system, HasCode) else None
         self.layout = LocalLayout(run_dir / "cluster", self._block, code_root)
+        (self.layout.dir / "logs").mkdir(parents=True, exist_ok=True)
         specs = system.processes(test, self.layout)
         self.specs = {s.name: s for s in specs}
         self._faketime = caps.CLOCK in needs
@@ -130,8 +131,8 @@ class LocalBackend:
         self.supervisor.add(spec.name, argv, self.layout.log_path(spec.name), env, self.layout.code_root, wrapper)
         if power_loss and spec.role == NODE and spec.data_dir:
             self.mounts[spec.name] = LazyMount(str(self.layout.dir / "storage" / spec.name), spec.data_dir,
-                                                str(self.layout.dir / "logs" / f"{spec.name}-lazyfs.log"),
-                                                passthrough=spec.observations)
+                                               str(self.layout.dir / "logs" / f"{spec.name}-lazyfs.log"),
+                                               passthrough=spec.observations, cached=spec.mmap)
         elif spec.data_dir:
             Path(spec.data_dir).mkdir(parents=True, exist_ok=True)
 
@@ -282,9 +283,12 @@ class LocalBackend:
         lost: dict[str, Any] = {}
         try:
             for node in nodes:
-                out = await asyncio.to_thread(self.mounts[node].drop, tear, rng.randrange(2**31))
+                mount = self.mounts[node]
+                out = await asyncio.to_thread(mount.drop, tear, rng.randrange(2**31))
                 lost[node] = {"dropped_writes": out["dropped_writes"], "dropped_bytes": out["dropped_bytes"],
                               "undone_names": len(out["undone_names"]), "torn": out["torn"]}
+                if mount.cached:  # the kernel may still hold pages of what was lost: a fresh mount holds none
+                    await asyncio.to_thread(mount.stop)
         finally:
             for node in nodes:
                 await self.start(node)

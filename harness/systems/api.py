@@ -50,6 +50,8 @@ class ProcessSpec:
         observations: file names under ``data_dir`` that record what the process saw rather than its
             state (an event log): disk faults leave them alone, and they are collected into the run.
         shared: names of shared directories the process uses (:meth:`Layout.shared_dir`).
+        mmap: the process maps its data files into memory, so power-loss faults mount its disk in the
+            lazy filesystem's cached mode (FUSE refuses shared maps of direct-I/O files).
     """
 
     name: str
@@ -62,6 +64,7 @@ class ProcessSpec:
     ready: bool = True
     observations: tuple[str, ...] = ()
     shared: tuple[str, ...] = ()
+    mmap: bool = False
 
 
 @runtime_checkable
@@ -194,6 +197,24 @@ class SystemPlugin(Protocol):
 
     def bugs(self) -> Mapping[str, Bug]:
         """Its known-unsafe modes by name, for ``--bug`` and ``--list-bugs``."""
+        ...
+
+
+@runtime_checkable
+class Preflight(Protocol):
+    """A system that can tell, before anything starts, that it cannot run here (a binary is missing)."""
+
+    def unavailable(self, backend: str) -> str | None:
+        """Why the system cannot run on ``backend`` on this machine, in one line; None when it can."""
+        ...
+
+
+@runtime_checkable
+class GuardsWipes(Protocol):
+    """A system that must not lose a member's disk at some moments (while the last one still catches up)."""
+
+    async def wipe_refusal(self, cluster: Cluster) -> str | None:
+        """Why no member may be wiped now, in words; None when one may."""
         ...
 
 

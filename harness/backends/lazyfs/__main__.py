@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--writeback", type=float, default=0.0)
     p.add_argument("--passthrough", action="append", default=[])
     p.add_argument("--debug", action="store_true")
+    p.add_argument("--cached", action="store_true",
+                   help="let the kernel cache file pages (needed by processes that mmap their files; the mount "
+                        "must then be remounted after a drop, so no page outlives it)")
     a = p.parse_args(argv)
     import mfusepy
 
@@ -45,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     warnings.simplefilter("ignore", DeprecationWarning)
     try:
         mfusepy.FUSE(LazyOperations(vol, tuple(a.passthrough)), a.mount, foreground=True, debug=a.debug,
-                     fsname="lazyfs", subtype="lazyfs", default_permissions=True, direct_io=True,
+                     fsname="lazyfs", subtype="lazyfs", default_permissions=True, direct_io=not a.cached,
                      attr_timeout=0, entry_timeout=0, negative_timeout=0)
     finally:
         stop.set()

@@ -84,9 +84,9 @@ class LazyMount:
     """One node's lazy filesystem: the process, its backing directory, its mount point, its control socket."""
 
     def __init__(self, backing: str, mount: str, log: str, writeback_s: float = DEFAULT_WRITEBACK_S,
-                 passthrough: tuple[str, ...] = ()) -> None:
+                 passthrough: tuple[str, ...] = (), cached: bool = False) -> None:
         self.backing, self.mount, self.log = os.path.abspath(backing), os.path.abspath(mount), log
-        self.writeback_s, self.passthrough = writeback_s, passthrough
+        self.writeback_s, self.passthrough, self.cached = writeback_s, passthrough, cached
         self.control = control_name(self.mount)
         self.popen: subprocess.Popen[bytes] | None = None
 
@@ -105,6 +105,8 @@ class LazyMount:
         argv = [sys.executable, "-m", MODULE, "--backing", self.backing, "--mount", self.mount,
                 "--control", self.control, "--writeback", str(self.writeback_s)]
         argv += [a for g in self.passthrough for a in ("--passthrough", g)]
+        if self.cached:
+            argv.append("--cached")
         with open(self.log, "ab") as log:
             self.popen = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=env,
                                           start_new_session=detach)

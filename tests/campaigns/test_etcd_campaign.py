@@ -1,0 +1,57 @@
+"""etcd, the first system nobody here wrote, under faults: clean runs are valid on both backends, and each
+known-unsafe mode's recipe shows its anomaly. ``fencepost matrix --system etcd --seeds 10`` runs these over
+ten seeds; here, one seed each with short time limits."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+
+import pytest
+
+from harness.backends import docker_objects as objs
+from harness.backends.iptables import why_unavailable
+from harness.run import RunOutcome
+from harness.systems.etcd.recipes import BUGS
+
+pytestmark = [pytest.mark.campaign, pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("etcd") is None, reason="etcd is not installed")]
+
+
+def faults(*names: str) -> list[str]:
+    return [n for n in names if n != "partition" or why_unavailable() is None]
+
+
+@pytest.mark.parametrize("nemesis", [["partition", "kill", "pause"], ["wipe", "membership"], ["lose-unsynced"]],
+                         ids=lambda n: "+".join(n))
+def test_clean_etcd_is_valid(run_test: Callable[..., RunOutcome], nemesis: list[str]) -> None:
+    outcome = run_test(system="etcd", workload="register", nemesis=faults(*nemesis), time_limit=20,
+                       nemesis_interval=3, seed=1)
+    assert outcome.valid is True, f"see {outcome.report or outcome.run.path}"
+    assert outcome.ok_ops >= 1000
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_each_known_unsafe_mode_shows_its_anomaly(run_test: Callable[..., RunOutcome], bug: str) -> None:
+    recipe = BUGS[bug].recipe
+    if "partition" in recipe.nemesis and why_unavailable() is not None:
+        pytest.skip(f"{bug}'s recipe needs partitions: {why_unavailable()}")
+    fields = {**recipe.config_fields(), "time_limit": 30, "seed": 1}
+    extra = fields.pop("extra")
+    outcome = run_test(system="etcd", **fields, bug=[bug], extra=extra)
+    assert outcome.valid is False, f"{bug} showed no anomaly: see {outcome.report or outcome.run.path}"
+    expected = "linearizable" if recipe.workload == "register" else "set"
+    assert outcome.results["detection"]["checkers"] == [expected]
+
+
+DOCKER = objs.engine_unavailable()
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(DOCKER is not None, reason=f"docker tests need a Docker engine: {DOCKER}")
+def test_clean_etcd_in_containers_is_valid_and_leaves_nothing(run_test: Callable[..., RunOutcome]) -> None:
+    outcome = run_test(system="etcd", backend="docker", workload="register", nemesis=["partition", "kill", "pause"],
+                       time_limit=20, nemesis_interval=3, seed=2)
+    assert outcome.valid is True, f"see {outcome.report or outcome.run.path}"
+    run_id = (outcome.run.path / "cleanup.json").read_text()
+    assert objs.leftovers(run_id.split('"')[3]) == {"containers": [], "networks": [], "volumes": []}
