@@ -17,6 +17,8 @@ against a brute-force oracle):
   configuration that used a superset of a remembered one's info ops is pruned;
 * a read-only op that is legal now is linearized now, and nothing else is tried in its place: any
   linearization that reads later can read here instead (its real-time predecessors are all done);
+  so when the configuration after it is already known to fail (the memo) or is dropped by the
+  model's guidance (below), the configuration before it fails too;
 * for models that declare ``lazy_unknown`` (registers), info ops are used only in a *block* right
   before a definite op that needs them: the definite op must be illegal both where the block started
   and just before the block's last info op, and a block never contains an op that ``overwrites`` the
@@ -211,11 +213,12 @@ class Search:
                                 dominated = True
                                 break
                         if dominated:
-                            node = nxt[node]
+                            # A legal read whose configuration failed before fails its parent too.
+                            node = tail if reads[i] else nxt[node]
                             continue
                         seen.append(new_ilin)
                     if feasible is not None and not self._feasible(node, new_state):
-                        node = nxt[node]
+                        node = tail if reads[i] else nxt[node]  # likewise
                         continue
                     stack.append((node, state, dlin, ilin, start, last, reads[i]))
                     path.append(i)
