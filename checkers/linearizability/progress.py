@@ -88,8 +88,8 @@ class ConsoleEvents:
 
     def _describe(self) -> str:
         c = self.counts
-        return (f"partitions decided {c['decided']}/{self.partitions}: valid {c['valid']}, "
-                f"invalid {c['invalid']}, unknown {c['unknown']}")
+        return (f"decided {c['decided']}/{self.partitions}: {c['valid']} valid, {c['invalid']} invalid, "
+                f"{c['unknown']} unknown")
 
     def _err(self, text: str) -> None:
         if self._progress is not None:
