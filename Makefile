@@ -27,7 +27,8 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy harness system nemesis checkers workloads reports tests
+	$(BIN)/mypy harness system nemesis checkers workloads reports tests examples/toy_kv
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

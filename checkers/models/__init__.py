@@ -60,10 +60,12 @@ def make_model(name: str, init: Any = None, *, nil_read: str = "absent") -> Keye
     Raises:
         ModelError: no model has that name, or ``init`` does not suit it.
     """
-    factories = available_models()
-    factory = factories.get(name)
+    factory = MODELS.get(name)  # the built-in names first: no entry-point scan for them
     if factory is None:
-        raise ModelError(f"unknown model {name!r}; choose one of {', '.join(sorted(factories))}")
+        factories = available_models()
+        factory = factories.get(name)
+        if factory is None:
+            raise ModelError(f"unknown model {name!r}; choose one of {', '.join(sorted(factories))}")
     return Keyed(factory(init, nil_read))
 
 

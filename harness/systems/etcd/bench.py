@@ -44,9 +44,9 @@ async def loop(make: Callable[[int], Awaitable[tuple[Op, Callable[[], Awaitable[
                seconds: float) -> dict[str, Any]:
     """Run the register workload's operations back to back from ``concurrency`` clients for ``seconds``."""
     from harness.config import TestConfig
-    from workloads.register import workload
+    from harness.registry import load_workload
 
-    source = workload(TestConfig(concurrency=concurrency)).generator(random.Random(1), concurrency)
+    source = load_workload("register", TestConfig(concurrency=concurrency)).generator(random.Random(1), concurrency)
     latencies: list[float] = []
     outcomes = {"ok": 0, "fail": 0, "info": 0}
 

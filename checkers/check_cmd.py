@@ -27,7 +27,6 @@ from harness.cli.errors import fail
 from harness.cli.exit_codes import ERROR, for_validity, worst
 
 FORMATS = ["auto", "jsonl", "edn", "parquet", "porcupine-etcd", "porcupine-kv"]
-MODELS = ["register", "cas-register", "etcd", "kv", "log", "set", "multi-register", "mutex"]
 
 
 def _reports(paths: list[str], opts: Any, jobs: int | None, engine: str, spark_master: str | None,
@@ -56,8 +55,10 @@ def _verdict_word(valid: Any) -> str:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
               help="history format")
-@click.option("--model", type=click.Choice(MODELS), default=None,
-              help="model; default: by format (porcupine-etcd: etcd, porcupine-kv: kv), else by the fs present")
+@click.option("--model", default=None,
+              help="register, cas-register, etcd, kv, log, set, multi-register, mutex, or an installed model "
+                   "(fencepost.models); default: by format (porcupine-etcd: etcd, porcupine-kv: kv), else by the "
+                   "fs present")
 @click.option("--init", "init_json", default=None,
               help="initial value as JSON or EDN, e.g. 0 or '{:x 0 :y 0}' (default: absent / the model's)")
 @click.option("--nil-read", type=click.Choice(["any", "absent"]), default=None,
@@ -93,8 +94,11 @@ def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | 
           max_memory: str | None, show_plan: bool, progress: bool | None, no_split: bool) -> None:
     """Check the histories at PATHS (files, or Jepsen run folders) for linearizability."""
     from checkers.linearizability.run import FileOptions
+    from checkers.models import available_models
     from harness.history import jepsen_store
 
+    if model is not None and model not in available_models():
+        fail(f"unknown model {model!r}; choose one of {', '.join(sorted(available_models()))}")
     init = None
     if init_json is not None:
         init = _parse_init(init_json)

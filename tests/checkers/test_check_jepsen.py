@@ -12,7 +12,7 @@ from harness.cli.main import main
 from harness.history.jsonl import write_jsonl
 from harness.history.op import Op, OpType
 
-FIXTURES = Path(__file__).resolve().parents[2] / "checkers" / "linearizability" / "jepsen_histories"
+FIXTURES = Path(__file__).resolve().parent / "linearizability" / "jepsen_histories"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
