@@ -67,10 +67,12 @@ def plan(bugs: Sequence[str], seeds: Sequence[int], *, clean: bool = True, with_
     """``(bug or None, recipe's bug, seed)`` for every run, bug runs first, in a stable order.
 
     The clean system runs each distinct recipe once per seed: two bugs with the same recipe (the fsync
-    bugs, say) share their clean runs. ``with_bugs=False`` plans the clean runs alone."""
+    bugs, say) share their clean runs, and a recipe without a clean twin (the mode is its workload) has
+    none. ``with_bugs=False`` plans the clean runs alone."""
     runs: list[tuple[str | None, str, int]] = [(b, b, s) for b in bugs for s in seeds] if with_bugs else []
     if clean:
-        distinct = list({_recipe_key(b, recipes or {}): b for b in reversed(bugs)}.values())[::-1]
+        twins = [b for b in bugs if recipes is None or b not in recipes or recipes[b].clean_twin]
+        distinct = list({_recipe_key(b, recipes or {}): b for b in reversed(twins)}.values())[::-1]
         runs += [(None, b, s) for b in distinct for s in seeds]
     return runs
 

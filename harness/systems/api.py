@@ -119,6 +119,8 @@ class Recipe:
         why: which fault opens the window the mode needs, and which checker should see it.
         settings: other TestConfig fields (concurrency, rate, nodes, ...).
         targets: narrows fault packages' target choices, e.g. ``{"partition": ("leader-alone",)}``.
+        clean_twin: whether the recipe without the mode is a test of the correct system (the false-alarm
+            check of ``fencepost matrix``); False when the mode is the workload itself (etcd's lock).
     """
 
     workload: str
@@ -128,6 +130,7 @@ class Recipe:
     why: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
     targets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    clean_twin: bool = True
 
     def config_fields(self) -> dict[str, Any]:
         """The TestConfig fields this recipe sets (its targets go in ``extra``)."""

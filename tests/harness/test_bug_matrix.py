@@ -43,3 +43,11 @@ def test_rows_count_detections_times_and_catching_checkers() -> None:
 def test_an_unknown_clean_run_is_a_false_alarm() -> None:
     [x, clean] = summarize([Cell("x", "x", 1, False), Cell(None, "x", 1, "unknown")])
     assert clean.detected == 1 and not passed([x, clean], 0.9)
+
+
+def test_a_recipe_whose_mode_is_its_workload_has_no_clean_twin() -> None:
+    from harness.systems.etcd.recipes import BUGS
+
+    recipes = {name: bug.recipe for name, bug in BUGS.items()}
+    runs = plan(sorted(recipes), [1], recipes=recipes)
+    assert (None, "serializable-reads", 1) in runs and (None, "lock", 1) not in runs

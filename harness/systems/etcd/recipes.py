@@ -28,6 +28,6 @@ BUGS: dict[str, Bug] = {
                "members are paused for 1.5-4.5 s, often longer than the lock's 2 s lease: a client stuck in a paused "
                "member loses the lock, the next holder adds, and the stuck write lands after it and "
                "overwrites it; the set checker sees the lost add",
-               targets={"pause": ("one", "minority")})),
+               targets={"pause": ("one", "minority")}, clean_twin=False)),
 }
 """Mode name -> the mode and its recipe."""
