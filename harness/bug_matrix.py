@@ -25,6 +25,10 @@ from harness.systems.api import Recipe
 
 CLEAN = "clean"
 """The case name prefix of runs without a bug."""
+DEFAULT = "default campaign"
+"""What a run of ``--default-campaign`` repeats in place of a bug's recipe."""
+DEFAULT_TIME_LIMIT = 120.0
+"""The default campaign's seconds of workload per matrix run, unless given."""
 
 
 @dataclass
@@ -88,19 +92,42 @@ def config_for(bug: str | None, recipe: Recipe, recipe_of: str, seed: int, *, ba
     return TestConfig(**fields, system=system, backend=backend, seed=seed, bug=[bug] if bug else [], extra=extra)
 
 
+def default_config(bug: str | None, seed: int, *, backend: str, campaign: str, time_limit: float | None = None,
+                   system: str = "reference", workload: str = "register") -> TestConfig:
+    """The TestConfig of one matrix run of the system's default campaign (no recipe) with ``bug`` or none."""
+    from harness.mix import default_campaign
+
+    case = bug if bug is not None else f"{CLEAN} ({DEFAULT})"
+    config = TestConfig(system=system, workload=workload, backend=backend, seed=seed, bug=[bug] if bug else [],
+                        time_limit=time_limit or DEFAULT_TIME_LIMIT,
+                        extra={"campaign": campaign, "case": case, "matrix": {"bug": bug, "recipe": DEFAULT}})
+    return default_campaign(config, frozenset({"time_limit"}))
+
+
 def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, recipes: Mapping[str, Recipe],
                system: str = "reference", backend: str = "local", clean: bool = True,
                time_limit: float | None = None, campaign: str | None = None,
-               on_cell: Callable[[Cell], None] | None = None, with_bugs: bool = True) -> list[Cell]:
+               on_cell: Callable[[Cell], None] | None = None, with_bugs: bool = True,
+               default_workload: str | None = None) -> list[Cell]:
     """Run the matrix of ``system``'s bugs (``recipes``: each bug's recipe) one run at a time; call
-    ``on_cell`` after each. KeyboardInterrupt propagates."""
+    ``on_cell`` after each. With ``default_workload``, every run is the system's default campaign on that
+    workload instead of a recipe (the clean system once per seed). KeyboardInterrupt propagates."""
     from harness.run import run_test
 
     campaign = campaign or time.strftime("matrix-%Y%m%dT%H%M%S", time.gmtime())
     cells = []
-    for bug, recipe_of, seed in plan(bugs, seeds, clean=clean, with_bugs=with_bugs, recipes=recipes):
-        config = config_for(bug, recipes[recipe_of], recipe_of, seed, backend=backend, campaign=campaign,
-                            time_limit=time_limit, system=system)
+    if default_workload is None:
+        runs = plan(bugs, seeds, clean=clean, with_bugs=with_bugs, recipes=recipes)
+    else:
+        runs = [(b, DEFAULT, s) for b in bugs for s in seeds] if with_bugs else []
+        runs += [(None, DEFAULT, s) for s in seeds] if clean else []
+    for bug, recipe_of, seed in runs:
+        if default_workload is None:
+            config = config_for(bug, recipes[recipe_of], recipe_of, seed, backend=backend, campaign=campaign,
+                                time_limit=time_limit, system=system)
+        else:
+            config = default_config(bug, seed, backend=backend, campaign=campaign, time_limit=time_limit,
+                                    system=system, workload=default_workload)
         started = time.monotonic()
         outcome = run_test(config, store)
         found = outcome.results.get("detection") or {}

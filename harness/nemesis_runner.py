@@ -13,16 +13,20 @@ from harness.history.op import NEMESIS, OpType
 from harness.protocols import Nemesis
 from harness.recorder import Recorder
 from harness.schedule import ScheduledFault
+from harness.transitions import wait_for
 from harness.workers import Tally
 
 
-async def _act(recorder: Recorder, f: str, value: Any, action: Any) -> None:
-    recorder.record(NEMESIS, OpType.INVOKE, f, value=value)
-    try:
-        desc = await action
-        recorder.record(NEMESIS, OpType.INFO, f, value=desc)
-    except Exception as e:  # a fault that fails to apply is recorded, never fatal
-        recorder.record(NEMESIS, OpType.INFO, f, value=value, error=f"{type(e).__name__}: {e}")
+async def _act(recorder: Recorder, f: str, value: Any, action: Any, acting: asyncio.Lock) -> None:
+    # One action at a time, as Jepsen's nemesis is one process: each invocation completes before the next
+    # begins, so the history stays well formed while windows of different lanes overlap.
+    async with acting:
+        recorder.record(NEMESIS, OpType.INVOKE, f, value=value)
+        try:
+            desc = await action
+            recorder.record(NEMESIS, OpType.INFO, f, value=desc)
+        except Exception as e:  # a fault that fails to apply is recorded, never fatal
+            recorder.record(NEMESIS, OpType.INFO, f, value=value, error=f"{type(e).__name__}: {e}")
 
 
 async def run_schedule(
@@ -31,17 +35,47 @@ async def run_schedule(
 ) -> None:
     """Apply every fault window of ``schedule``; ``started`` is the test's monotonic start time.
 
-    Cancelled (at the time limit), it stops the fault in progress before returning.
+    Each lane's windows run in order, the lanes side by side; a package is in one window at a time. A
+    window with a trigger first waits for that transition (at most until the window's end). Cancelled
+    (at the time limit), it stops the faults in progress before returning.
     """
+    lanes: dict[int, list[ScheduledFault]] = {}
     for window in schedule:
+        lanes.setdefault(window.lane, []).append(window)
+    locks = {name: asyncio.Lock() for name in packages}
+    acting = asyncio.Lock()
+    tasks = [asyncio.create_task(_run_lane(ws, packages, locks, acting, cluster, recorder, started, tally))
+             for _, ws in sorted(lanes.items())]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _run_lane(windows: Sequence[ScheduledFault], packages: Mapping[str, Nemesis],
+                    locks: Mapping[str, asyncio.Lock], acting: asyncio.Lock, cluster: Cluster,
+                    recorder: Recorder, started: float, tally: Tally) -> None:
+    for window in windows:
         package = packages[window.spec.package]
+        end = started + window.at + window.duration
         await asyncio.sleep(max(0.0, started + window.at - time.monotonic()))
-        rng = random.Random(window.seed)
-        spec_desc = {"target": window.spec.target, **dict(window.spec.params)}
-        await _act(recorder, f"start-{package.name}", spec_desc, package.start(cluster, window.spec, rng))
-        tally.active_faults.add(package.name)
-        try:
-            await asyncio.sleep(max(0.0, started + window.at + window.duration - time.monotonic()))
-        finally:
-            await asyncio.shield(_act(recorder, f"stop-{package.name}", None, package.stop(cluster)))
-            tally.active_faults.discard(package.name)
+        spec_desc: dict[str, Any] = {"target": window.spec.target, **dict(window.spec.params)}
+        if window.trigger is not None:
+            waited = await wait_for(cluster, window.trigger, max(0.0, end - time.monotonic()))
+            spec_desc |= {"trigger": window.trigger, "triggered_after_s": waited}
+        contended = locks[window.spec.package].locked()
+        async with locks[window.spec.package]:
+            if contended and time.monotonic() >= end:
+                continue  # its package was busy in another lane until this window's time was over
+            rng = random.Random(window.seed)
+            await _act(recorder, f"start-{package.name}", spec_desc, package.start(cluster, window.spec, rng),
+                       acting)
+            tally.active_faults.add(package.name)
+            try:
+                await asyncio.sleep(max(0.0, end - time.monotonic()))
+            finally:
+                await asyncio.shield(_act(recorder, f"stop-{package.name}", None, package.stop(cluster),
+                                            acting))
+                tally.active_faults.discard(package.name)

@@ -38,8 +38,15 @@ def schedule_for(config: TestConfig, packages: Mapping[str, Nemesis]) -> list[Sc
     """The test's nemesis schedule, from its seed.
 
     ``config.extra["targets"]`` (``{package: [target, ...]}``) narrows a package's target choices, as a
-    bug's recipe does to aim at the window the bug needs; unknown targets are a ValueError.
+    bug's recipe does to aim at the window the bug needs; unknown targets are a ValueError. A default
+    campaign (``config.extra["mix"]``) gets the overlapping, weighted, aimed schedule of :mod:`harness.mix`,
+    its windows waiting for the transitions ``config.extra["triggers"]`` names.
     """
+    if config.extra.get("mix"):
+        from harness.mix import mixed_schedule
+
+        return mixed_schedule(config.seed, packages, config.time_limit, config.nemesis_interval,
+                              triggers=list(config.extra.get("triggers") or []))
     targets = {name: list(pkg.targets()) for name, pkg in packages.items()}
     for name, wanted in dict(config.extra.get("targets") or {}).items():
         unknown = sorted(set(wanted) - set(targets.get(name, [])))

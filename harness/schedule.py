@@ -23,11 +23,20 @@ class ScheduledFault:
     spec: FaultSpec
     seed: int
     """Seeds the random choices made when the fault starts (e.g. which random half)."""
+    lane: int = 0
+    """Windows of different lanes may overlap (the default mix's combined nemesis)."""
+    trigger: str | None = None
+    """A transition the window waits for before it strikes (:mod:`harness.transitions`), if any."""
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form, as test.json stores it."""
-        return {"at": self.at, "duration": self.duration, "package": self.spec.package,
-                "target": self.spec.target, "seed": self.seed}
+        out: dict[str, object] = {"at": self.at, "duration": self.duration, "package": self.spec.package,
+                                  "target": self.spec.target, "seed": self.seed}
+        if self.lane:
+            out["lane"] = self.lane
+        if self.trigger is not None:
+            out["trigger"] = self.trigger
+        return out
 
 
 def nemesis_schedule(

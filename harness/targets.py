@@ -11,11 +11,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from harness.capabilities import PRIMARIES
+from harness.systems.api import CONTROL
 
 if TYPE_CHECKING:
     from harness.cluster import Cluster
 
 PROCESS_TARGETS = ("one", "minority", "majority", "all", "leader")
+LEADER_AND_CONTROL = "leader+control"
+"""The leader together with every control-plane process (the default campaign's extra process target)."""
 
 
 async def busiest_leader(cluster: Cluster) -> str | None:
@@ -31,9 +34,10 @@ async def choose_nodes(cluster: Cluster, target: str, rng: random.Random) -> lis
     """The nodes a kill or pause hits for ``target``; "leader" falls back to one random node."""
     nodes = sorted(cluster.nodes())
     n = len(nodes)
-    if target == "leader":
+    if target in ("leader", LEADER_AND_CONTROL):
         leader = await busiest_leader(cluster)
-        return [leader] if leader is not None else [rng.choice(nodes)]
+        chosen = [leader] if leader is not None else [rng.choice(nodes)]
+        return chosen + (cluster.members(CONTROL) if target == LEADER_AND_CONTROL else [])
     count = {"one": 1, "minority": max(1, (n - 1) // 2), "majority": n // 2 + 1, "all": n}.get(target)
     if count is None:
         raise ValueError(f"unknown target {target!r}; expected one of {', '.join(PROCESS_TARGETS)}")

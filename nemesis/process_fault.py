@@ -13,7 +13,7 @@ from typing import Any
 from harness.capabilities import PROCESSES
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
-from harness.targets import PROCESS_TARGETS, choose_nodes
+from harness.targets import LEADER_AND_CONTROL, PROCESS_TARGETS, choose_nodes
 
 Action = Callable[[Cluster, str], Awaitable[None]]
 
@@ -30,6 +30,8 @@ class ProcessFault:
     """
 
     needs = frozenset({PROCESSES})
+    mix_targets = (*PROCESS_TARGETS, LEADER_AND_CONTROL)
+    """The default campaign's targets: also the leader together with the control plane."""
 
     def __init__(self, name: str, color: str, do: Action, undo: Action, did: str, undone: str) -> None:
         self.name = name

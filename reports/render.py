@@ -1,5 +1,6 @@
 """Render a run folder's ``report.html``: verdict banner, config, checker results, plots, timeline, files.
 
+The "Faults" section shows the schedule the seed planned and what the nemesis did (:mod:`reports.schedule_view`).
 The report is rebuilt from the stored files alone, so ``fencepost report`` can render any run again,
 including one an earlier Fencepost wrote. Checkers judge and reports draw: when the stored results carry
 no perf plots or timeline (every run since checkers stopped drawing, an older run, or one never
@@ -16,6 +17,7 @@ from typing import Any
 
 from reports.cards import Card, make_card, make_cards
 from reports.run_view import RunView, load_run
+from reports.schedule_view import schedule_view
 from reports.templating import environment
 
 CONFIG_ORDER = ("name", "workload", "nemesis", "nodes", "backend", "seed", "time_limit", "concurrency", "rate", "bug")
@@ -100,6 +102,7 @@ def render_report_html(view: RunView, *, draw: bool = True) -> str:
         drawn=[c.name for c in drawn],
         view_names=VIEW_CHECKERS,
         files=file_links(view.path),
+        schedule=schedule_view(view.path, view.history),
         ops=len(view.history) if view.history is not None else None,
         campaign=results.get("campaign"),
         case=results.get("case"),

@@ -37,9 +37,14 @@ VERDICTS = {True: "valid", False: "INVALID"}
 @click.option("--min-rate", type=click.FloatRange(0, 1), default=0.9, show_default=True,
               help="detection rate each bug must reach for exit 0")
 @click.option("--campaign", default=None, help="campaign name for the store's index (default: matrix-<time>)")
+@click.option("--default-campaign", "default_workload", default=None, metavar="WORKLOAD",
+              help="run the system's default campaign (every fault, no recipe) on WORKLOAD instead of each bug's "
+                   "recipe, 120 s unless --time-limit; the clean system once per seed")
 def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, backend: str, store: str,
-           time_limit: float | None, clean: bool, clean_only: bool, min_rate: float, campaign: str | None) -> None:
-    """Run each known-unsafe mode's recipe over several seeds, with and without the mode; print the matrix."""
+           time_limit: float | None, clean: bool, clean_only: bool, min_rate: float, campaign: str | None,
+           default_workload: str | None) -> None:
+    """Run each known-unsafe mode's recipe (or the default campaign) over several seeds, with and without
+    the mode; print the matrix."""
     from harness import registry
     from harness.bug_matrix import passed, run_matrix, summarize
 
@@ -56,6 +61,8 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, back
         missing = [n for n in known[b].recipe.nemesis if n not in registry.nemesis_names(plugin)]
         if missing:
             fail(f"bug {b}: its recipe needs the nemesis {', '.join(missing)}, which is not available")
+    if default_workload is not None and default_workload not in registry.workload_names():
+        fail(f"unknown workload {default_workload!r}; known: {', '.join(registry.workload_names())}")
     if backend == "docker":
         require_docker_engine()
 
@@ -63,7 +70,7 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, back
         cells = run_matrix(chosen, range(first_seed, first_seed + seeds), store,
                            recipes={b: known[b].recipe for b in chosen}, system=system, backend=backend,
                            clean=clean or clean_only, time_limit=time_limit, campaign=campaign, on_cell=show_cell,
-                           with_bugs=not clean_only)
+                           with_bugs=not clean_only, default_workload=default_workload)
     except KeyboardInterrupt:
         click.echo("fencepost: interrupted; finished runs are in the store", err=True)
         sys.exit(ERROR)

@@ -17,7 +17,9 @@ VERDICT_WORDS = {True: "VALID", False: "INVALID", "unknown": "UNKNOWN"}
 @click.option("--system", "-s", "system_name", default="reference", show_default=True,
               help="the system under test: an installed plugin (`fencepost systems`)")
 @click.option("--workload", "-w", default=None, help="register, log, set or bank (default: register)")
-@click.option("--nemesis", "-n", default=None, help="comma-separated fault packages: partition,kill,pause,wipe,...")
+@click.option("--nemesis", "-n", default=None,
+              help="comma-separated fault packages (partition,kill,pause,wipe,...), or none; default: the system's "
+                   "default campaign, every fault it can do, overlapping")
 @click.option("--nodes", type=click.IntRange(1, 9), default=3, show_default=True, help="number of data nodes")
 @click.option("--tablets", type=click.IntRange(1, 64), default=4, show_default=True,
               help="number of shards (tablets), for systems that have them")
@@ -78,7 +80,7 @@ def test(ctx: click.Context, system_name: str, workload: str | None, nemesis: st
         shown = "".join(f" --{k.replace('_', '-')} {v}" for k, v in settings.items())
         click.echo(f"fencepost: --bug {bug[0]}: its recommended test: --workload {workload} --nemesis {nemesis} "
                    f"--time-limit {time_limit:g} --interval {interval:g}{shown}", err=True)
-    names = [n.strip() for n in (nemesis or "").split(",") if n.strip()]
+    names = [n.strip() for n in (nemesis or "").split(",") if n.strip() and n.strip() != "none"]
     config = TestConfig(system=system_name, workload=workload or "register", nemesis=names, nodes=nodes,
                         tablets=tablets, backend=backend, time_limit=time_limit, concurrency=concurrency, rate=rate,
                         nemesis_interval=interval, bug=list(bug), extra=extra)
@@ -86,6 +88,17 @@ def test(ctx: click.Context, system_name: str, workload: str | None, nemesis: st
         setattr(config, key, value)
     if seed is not None:
         config.seed = seed
+    if nemesis is None:  # the default campaign: every fault the run can do
+        from harness.mix import default_campaign
+
+        given = frozenset({"nemesis_interval"} if _given(ctx, "interval") else set()) | frozenset(
+            k for k in ("nodes", "tablets", "time_limit", "concurrency", "rate") if _given(ctx, k))
+        try:
+            config = default_campaign(config, given)
+        except registry.Refused as e:
+            fail(str(e))
+        click.echo(f"fencepost: the default campaign: {', '.join(config.nemesis)} (overlapping, interval "
+                   f"{config.nemesis_interval:g} s, nodes {config.nodes})", err=True)
     try:  # every refusal (unknown names, a fault the run cannot do) before anything starts
         from harness.run import prepare
 
@@ -93,6 +106,10 @@ def test(ctx: click.Context, system_name: str, workload: str | None, nemesis: st
     except registry.Refused as e:
         fail(str(e))
     sys.exit(run_and_report(config, store))
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    return ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
 
 
 def run_and_report(config: TestConfig, store: str) -> int:

@@ -222,6 +222,29 @@ class GuardsWipes(Protocol):
 
 
 @runtime_checkable
+class Transitions(Protocol):
+    """A system that can say when it is in the middle of a protocol transition (an election, a
+    reconfiguration, a copy), so that the default campaign can strike then (:mod:`harness.transitions`)."""
+
+    def transitions(self) -> Sequence[str]:
+        """The kinds of transition it can observe."""
+        ...
+
+    async def in_transition(self, cluster: Cluster, kind: str) -> bool:
+        """Whether a transition of ``kind`` is under way now."""
+        ...
+
+
+@runtime_checkable
+class DefaultCampaign(Protocol):
+    """A system with settings of its own for the default campaign (more nodes, say)."""
+
+    def default_settings(self) -> Mapping[str, Any]:
+        """TestConfig fields the default campaign uses unless the command line says otherwise."""
+        ...
+
+
+@runtime_checkable
 class HasMembership(Protocol):
     """A system whose members can be added and removed while a test runs."""
 
@@ -256,3 +279,5 @@ class HasCode(Protocol):
         """Its code folders, each by its path relative to the code root (``{"system": .../system}``): the
         local backend runs them in place, and the docker backend copies them into its image."""
         ...
+
+

@@ -280,6 +280,8 @@ class Operator:
         if method == "status":
             return {"operator": self.id, "bugs": bugs.active(),
                     "alive": {n: self.alive(n) for n in self.node_ids()},
+                    "commits": {n: {t: r.get("commit") for t, r in got[1].items()}
+                                for n, got in self.info.items() if self.alive(n)},
                     "tablets": {str(t): {**m, "up": self.placements.get(t, {}).get("up")}
                                 for t, (m, _) in sorted(self.shards.items())}}
         if method == "reconfig":

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 SECRET_FILE = "cluster-secret.json"
 STALL_TIMEOUT_S = 3.0
 DEAD_AFTER_S = 10.0
+BEHIND_ENTRIES = 20
+"""How far (in log entries) a live follower's commit index must trail its leader's to count as behind."""
 
 
 class ReferencePlugin:
@@ -118,6 +120,39 @@ class ReferencePlugin:
             await asyncio.sleep(0.1)
         raise TimeoutError(f"cluster not ready within {timeout:g}s: {last}")
 
+    def transitions(self) -> list[str]:
+        """election (a tablet electing), reconfiguration (a tablet's ensemble changing), copy (a migration's
+        new replica being copied), follower-behind (a live follower's commit index trails its leader's by
+        more than :data:`BEHIND_ENTRIES`)."""
+        return ["election", "reconfiguration", "copy", "follower-behind"]
+
+    async def in_transition(self, cluster: Cluster, kind: str) -> bool:
+        """Whether some tablet is in the middle of ``kind`` now, as the operator sees it."""
+        if kind == "election":
+            routing = await self.routing(cluster)
+            if not routing:
+                return False
+            return any(m["status"] != "steady" for m in routing["tablets"].values())
+        status = None
+        for host, port in cluster_info(cluster)["operators"]:
+            with contextlib.suppress(Exception):
+                status = await call(host, port, "status", {}, timeout=1.0)
+                break
+        if not status:
+            return False
+        tablets = status["tablets"].values()
+        if kind == "reconfiguration":
+            return any(t.get("reconfig") or t.get("migration") for t in tablets)
+        if kind == "copy":
+            return any((t.get("migration") or {}).get("stage") == "pre_voter" for t in tablets)
+        if kind == "follower-behind":
+            return follower_behind(status)
+        return False
+
+    def default_settings(self) -> dict[str, Any]:
+        """Four nodes: the faults that move a replica onto a spare node need one."""
+        return {"nodes": 4}
+
     async def primaries(self, cluster: Cluster) -> list[str]:
         """The nodes leading tablets, the one leading the most first."""
         routing = await self.routing(cluster)
@@ -183,6 +218,22 @@ class ReferencePlugin:
             except Exception as e:  # a node that is down has no dump; say why
                 dump = {"error": f"{type(e).__name__}: {e}"}
             (run_dir / "nodes" / name / "dump.json").write_text(json.dumps(dump, default=str) + "\n")
+
+
+def follower_behind(status: Mapping[str, Any]) -> bool:
+    """Whether, in an operator's ``status``, some live follower of a steady tablet trails its leader's commit
+    index by more than :data:`BEHIND_ENTRIES` entries."""
+    commits: Mapping[str, Mapping[str, int | None]] = status.get("commits") or {}
+    for t, meta in status["tablets"].items():
+        leader = meta.get("leader")
+        top = (commits.get(leader) or {}).get(t) if leader else None
+        if meta.get("status") != "steady" or top is None:
+            continue
+        for node in meta.get("ensemble", []):
+            behind = (commits.get(node) or {}).get(t)
+            if node != leader and behind is not None and top - behind > BEHIND_ENTRIES:
+                return True
+    return False
 
 
 def plugin() -> ReferencePlugin:

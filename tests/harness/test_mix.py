@@ -1,0 +1,140 @@
+"""The default campaign's schedule (harness.mix) and its run through the runtime with the fake system."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness import registry
+from harness.cluster import Cluster
+from harness.config import TestConfig
+from harness.history.faults import fault_windows
+from harness.history.op import NEMESIS, OpType
+from harness.mix import AIMED_WEIGHT, TRIGGER_SHARE, default_campaign, mixed_schedule
+from harness.protocols import FaultSpec, Nemesis
+from harness.run import prepare, run_test
+from harness.testing import FakeSystem, MemoryBackend
+from harness.transitions import GENERIC
+
+
+def reference_packages() -> dict[str, object]:
+    system = registry.load_system("reference")
+    return {n: registry.load_nemesis(n, system) for n in registry.nemesis_names(system)}
+
+
+def test_the_schedule_comes_from_the_seed_alone() -> None:
+    packages = reference_packages()
+    a = mixed_schedule(5, packages, 60, 3, triggers=GENERIC)  # type: ignore[arg-type]
+    assert a == mixed_schedule(5, dict(reversed(list(packages.items()))), 60, 3, triggers=GENERIC)  # type: ignore[arg-type]
+    assert a != mixed_schedule(6, packages, 60, 3, triggers=GENERIC)  # type: ignore[arg-type]
+
+
+def test_lanes_overlap_but_a_package_is_never_in_two_windows_and_all_close_in_time() -> None:
+    packages = reference_packages()
+    overlapping = 0
+    for seed in range(30):
+        windows = mixed_schedule(seed, packages, 60, 3)  # type: ignore[arg-type]
+        assert windows and all(w.at + w.duration < 60 for w in windows)
+        assert {w.lane for w in windows} == {0, 1}
+        for i, a in enumerate(windows):
+            for b in windows[i + 1:]:
+                meet = a.at < b.at + b.duration and b.at < a.at + a.duration
+                overlapping += meet
+                assert not (meet and a.spec.package == b.spec.package), (seed, a, b)
+                assert not (meet and a.lane == b.lane), (seed, a, b)
+    assert overlapping > 30
+
+
+def test_targets_that_matter_and_aimed_packages_come_up_more() -> None:
+    packages = reference_packages()
+    windows = [w for seed in range(200) for w in mixed_schedule(seed, packages, 120, 3)]  # type: ignore[arg-type]
+    kill = Counter(w.spec.target for w in windows if w.spec.package == "kill")
+    assert kill["leader"] > 2 * kill["one"] and kill["all"] > kill["minority"]
+    assert kill["leader+control"] > 0, "the mix offers process faults the leader with its control plane"
+    by_package = Counter(w.spec.package for w in windows)
+    blunt = (by_package["kill"] + by_package["pause"]) / 2
+    aimed = (by_package["failover"] + by_package["copy-failover"]) / 2
+    assert aimed > 1.3 * blunt, (aimed, blunt, AIMED_WEIGHT)
+
+
+def test_a_share_of_windows_waits_for_a_transition_and_none_without_triggers() -> None:
+    packages = reference_packages()
+    windows = [w for seed in range(100) for w in mixed_schedule(seed, packages, 60, 3, triggers=["election"])]  # type: ignore[arg-type]
+    share = sum(w.trigger is not None for w in windows) / len(windows)
+    assert abs(share - TRIGGER_SHARE) < 0.08
+    assert {w.trigger for w in windows} == {None, "election"}
+    assert all(w.trigger is None for w in mixed_schedule(1, packages, 60, 3))  # type: ignore[arg-type]
+
+
+def test_the_default_campaign_is_every_fault_the_run_can_do() -> None:
+    config = default_campaign(TestConfig(system="etcd", workload="register", time_limit=30))
+    assert "clock" not in config.nemesis, "etcd refuses clock faults, so its default campaign has none"
+    assert {"kill", "pause", "partition", "membership"} <= set(config.nemesis)
+    prepare(config)  # nothing in it is refused
+    ref = default_campaign(TestConfig(system="reference", workload="register", time_limit=30))
+    assert ref.nodes == 4 and ref.extra["mix"] == "default" and "copy" in ref.extra["triggers"]
+    assert set(ref.nemesis) == set(registry.nemesis_names(registry.load_system("reference")))
+    kept = default_campaign(TestConfig(system="reference", workload="register", nodes=5), frozenset({"nodes"}))
+    assert kept.nodes == 5, "a setting given on the command line wins over the system's"
+
+
+class SlowFault:
+    """A fault whose start and stop take a while, as a real partition or restart does: actions of two
+    lanes then meet."""
+
+    color = "#888888"
+    needs: frozenset[str] = frozenset()
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def targets(self) -> Sequence[str]:
+        """One target."""
+        return ("default",)
+
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+        """Take half a second."""
+        await asyncio.sleep(0.5)
+        return {"slow": True}
+
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+        """Take a quarter second."""
+        await asyncio.sleep(0.25)
+        return {}
+
+    async def heal(self, cluster: Cluster) -> None:
+        """Nothing is left in force."""
+
+
+class SlowFaultsSystem(FakeSystem):
+    """The fake system with two slow faults of its own."""
+
+    def faults(self) -> Mapping[str, Callable[[], Nemesis]]:
+        """slow-a and slow-b."""
+        return {"slow-a": lambda: SlowFault("slow-a"), "slow-b": lambda: SlowFault("slow-b")}
+
+
+def test_a_default_campaign_runs_overlapping_faults_into_a_well_formed_history(tmp_path: Path) -> None:
+    system, backend = SlowFaultsSystem(), MemoryBackend()
+    config = default_campaign(TestConfig(workload="register", time_limit=12, nodes=3, seed=3, concurrency=4,
+                                         nemesis_interval=1.0), frozenset({"nodes", "nemesis_interval"}),
+                              system=system, backend=backend)
+    assert config.nemesis == ["kill", "partition", "pause", "slow-a", "slow-b"]
+    outcome = run_test(config, tmp_path, prepared=prepare(config, system=system, backend=backend))
+    assert outcome.results["valid"] is True
+    history = outcome.run.read_history()
+    nemesis = [op for op in history if op.process == NEMESIS]
+    # One nemesis action at a time: every invocation is completed before the next begins.
+    assert [op.type for op in nemesis] == [OpType.INVOKE, OpType.INFO] * (len(nemesis) // 2)
+    windows = fault_windows(history)
+    assert any(a.fault != b.fault and a.start < b.end and b.start < a.end
+               for i, a in enumerate(windows) for b in windows[i + 1:]), "lanes overlap"
+    planned = json.loads((outcome.run.path / "schedule.json").read_text())
+    assert {w.get("lane", 0) for w in planned} == {0, 1}
+    html = (outcome.run.path / "report.html").read_text()
+    assert 'id="faults"' in html and f"planned {len(planned)} windows in 2 lanes" in html
