@@ -281,3 +281,19 @@ class HasCode(Protocol):
         ...
 
 
+@runtime_checkable
+class Mutable(Protocol):
+    """A system that names the modules holding its protocol code, for mutation testing (``fencepost mutate``).
+
+    The modules lie under its :meth:`HasCode.code` folders: each mutant is applied to a scratch copy of
+    those folders, never to the system's own files.
+    """
+
+    def mutable_modules(self) -> Sequence[Path]:
+        """The source files whose mutants ``fencepost mutate`` runs (absolute paths, under the code folders)."""
+        ...
+
+    def equivalent_mutants(self) -> Path | None:
+        """The reviewed list of equivalent mutants (TOML, kept in the repository, each with its reason), or
+        None; the file need not exist yet."""
+        ...

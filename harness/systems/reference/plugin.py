@@ -39,6 +39,9 @@ STALL_TIMEOUT_S = 3.0
 DEAD_AFTER_S = 10.0
 BEHIND_ENTRIES = 20
 """How far (in log entries) a live follower's commit index must trail its leader's to count as behind."""
+MUTABLE_MODULES = ("rules.py", "replica.py", "leader.py", "cursor.py", "wal.py", "client.py", "operator/election.py",
+                   "operator/reconfig.py", "operator/control.py", "operator/migration.py", "operator/shards.py")
+"""The protocol modules of ``system/`` that mutation testing mutates (relative to the package)."""
 
 
 class ReferencePlugin:
@@ -60,6 +63,15 @@ class ReferencePlugin:
     def code(self) -> Mapping[str, Path]:
         """The ``system`` package, run in place locally and copied into the docker image."""
         return {"system": Path(system.__file__).resolve().parent}
+
+    def mutable_modules(self) -> list[Path]:
+        """The protocol code ``fencepost mutate`` mutates: rules, replicas, leader, cursor, WAL, operator, client."""
+        root = Path(system.__file__).resolve().parent
+        return [root / m for m in MUTABLE_MODULES]
+
+    def equivalent_mutants(self) -> Path:
+        """The reviewed equivalent mutants, kept beside this adapter."""
+        return Path(__file__).resolve().with_name("equivalent_mutants.toml")
 
     def processes(self, test: TestConfig, layout: Layout) -> list[ProcessSpec]:
         """The metadata store, the master, the nodes and the operators, in start order."""
