@@ -3,7 +3,9 @@ shared set by an unguarded read-modify-write; a final read reads the set.
 
 The system's client does the locking (``add`` means "under the lock"). If the lock ever lets two clients in
 at once, one's write overwrites the other's and an acknowledged add is lost, which the set checker
-(:class:`checkers.set_full.SetFullChecker`) reports: a lost update proves two holders at once.
+(:class:`checkers.set_full.SetFullChecker`) reports: a lost update proves two holders at once. A client
+that records which version of the set each holder read (``read_revision`` on the add's completion) lets
+:class:`checkers.mutual_exclusion.MutualExclusionChecker` name the holders that overlapped.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import itertools
 import random
 
+from checkers.mutual_exclusion import MutualExclusionChecker
 from checkers.set_full import SetFullChecker
 from harness.checker import Checker
 from harness.config import TestConfig
@@ -48,8 +51,9 @@ class LockWorkload:
         return [Invocation("read", KEY)]
 
     def checkers(self) -> list[Checker]:
-        """The set checker: a lost add is two lock holders at once."""
-        return [SetFullChecker(add_f="add", read_f="read")]
+        """The set checker (a lost add is two lock holders at once) and the mutual-exclusion checker (two
+        holders that read the same revision)."""
+        return [SetFullChecker(add_f="add", read_f="read"), MutualExclusionChecker(add_f="add")]
 
 
 def workload(config: TestConfig) -> LockWorkload:

@@ -9,7 +9,9 @@ it. Values are JSON text. Outcomes follow :mod:`harness.systems.etcd.gateway`: a
 - set: ``add`` puts ``<set>/<element>``; ``read`` ranges over the set's prefix.
 - lock (Jepsen's lock-set): ``add`` grants a lease, takes etcd's lock on it, reads the shared set, writes it
   back with the element added (an unguarded read-modify-write), unlocks and revokes; ``read`` reads the
-  set. If two clients ever hold the lock at once, one's write overwrites the other's: a lost add.
+  set. If two clients ever hold the lock at once, one's write overwrites the other's: a lost add. Each
+  acknowledged add records the mod revision of the set it read (``read_revision``): two holders that read
+  the same revision held the lock at once.
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ class EtcdClient:
         try:
             try:
                 lock = await g.lock(LOCK_NAME, lease)
-                value, _ = await g.get(key)
+                value, revision = await g.get(key)
             except (Definite, Indefinite) as e:
                 raise Definite(f"before the write: {e}") from None
             members = json.loads(value) if value else []
@@ -118,7 +120,7 @@ class EtcdClient:
             keeper.cancel()
             with contextlib.suppress(Definite, Indefinite, asyncio.CancelledError):
                 await g.revoke(lease)
-        return Outcome("ok", element)
+        return Outcome("ok", element, extra={"read_revision": revision})
 
     @staticmethod
     async def _keep_alive(g: Gateway, lease: str) -> None:
