@@ -27,7 +27,8 @@ BUGS: dict[str, Bug] = {
         Recipe("lock", ("pause",), 60.0, 3.0,
                "members are paused for 1.5-4.5 s, often longer than the lock's 2 s lease: a client stuck in a paused "
                "member loses the lock, the next holder adds, and the stuck write lands after it and "
-               "overwrites it; the set checker sees the lost add",
+               "overwrites it; the mutual-exclusion checker names two holders that read the same revision, "
+               "and the set checker sees the lost add",
                targets={"pause": ("one", "minority")}, clean_twin=False)),
 }
 """Mode name -> the mode and its recipe."""
