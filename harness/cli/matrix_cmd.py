@@ -40,9 +40,12 @@ VERDICTS = {True: "valid", False: "INVALID"}
 @click.option("--default-campaign", "default_workload", default=None, metavar="WORKLOAD",
               help="run the system's default campaign (every fault, no recipe) on WORKLOAD instead of each bug's "
                    "recipe, 120 s unless --time-limit; the clean system once per seed")
+@click.option("--results-page", "results_dir", default=None, metavar="DIR",
+              help="also write the matrix as a Markdown page, DIR/matrix-<system>.md, with the commit, machine, "
+                   "seeds and command line, and list it in DIR/index.md (the docs: docs/results)")
 def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, backend: str, store: str,
            time_limit: float | None, clean: bool, clean_only: bool, min_rate: float, campaign: str | None,
-           default_workload: str | None) -> None:
+           default_workload: str | None, results_dir: str | None) -> None:
     """Run each known-unsafe mode's recipe (or the default campaign) over several seeds, with and without
     the mode; print the matrix."""
     from harness import registry
@@ -76,7 +79,16 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, back
         sys.exit(ERROR)
     rows = summarize(cells)
     print_table(rows)
-    click.echo(json.dumps({"matrix": [r.as_dict() for r in rows], "passed": passed(rows, min_rate)}))
+    payload = {"matrix": [r.as_dict() for r in rows], "passed": passed(rows, min_rate)}
+    if results_dir is not None:  # drawn by reports/results_page.py, found through its entry point
+        writers = registry.group("fencepost.results_pages")
+        if not writers:
+            click.echo("fencepost: warning: no results page writer is installed (fencepost.results_pages)", err=True)
+        for ep in writers.values():
+            page = ep.load()(payload, results_dir, name=f"matrix-{system}", title=f"Detection matrix: {system}",
+                             seeds=range(first_seed, first_seed + seeds), command=["fencepost", *sys.argv[1:]])
+            click.echo(f"matrix: results page {page}", err=True)
+    click.echo(json.dumps(payload))
     sys.exit(0 if passed(rows, min_rate) else 1)
 
 
