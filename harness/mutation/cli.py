@@ -109,7 +109,8 @@ def _show(n: int, total: int, r: Any) -> None:
     caught = [x for x in r.campaign_runs if x.outcome == "caught"]
     if caught:
         x = caught[0]
-        at = "" if x.first_anomaly_s is None else f" at {x.first_anomaly_s:g} s"
+        at = f" at {x.first_anomaly_s:g} s" if x.first_anomaly_s is not None else (
+            f" (no time cited; the test ended at {x.test_end_s:g} s)" if x.test_end_s is not None else "")
         detail = f"seed {x.seed}: {','.join(x.checkers) or 'invalid'}{at}"
     elif r.reason:  # an equivalent mutant's review, or why a mutant is broken or unknown
         detail = r.reason

@@ -58,6 +58,7 @@ class RunResult:
         run: the run folder, when one was created.
         client_ops: client operations in the history (0: the workload never started).
         first_anomaly_s: test seconds to the first evidence (results.json's ``detection``), when caught.
+        test_end_s: test seconds of the history's last operation: the latest any evidence can be.
         checkers: the checkers that failed.
         faults: started fault actions, by package.
         fault_events: the first fault actions: ``{"at_s", "f", "value"}``.
@@ -71,6 +72,7 @@ class RunResult:
     run: str | None = None
     client_ops: int = 0
     first_anomaly_s: float | None = None
+    test_end_s: float | None = None
     checkers: list[str] = field(default_factory=list)
     faults: dict[str, int] = field(default_factory=dict)
     fault_events: list[dict[str, Any]] = field(default_factory=list)
@@ -86,9 +88,15 @@ class RunResult:
             return BROKEN
         return {VALID: PASSED, INVALID: CAUGHT, UNKNOWN: UNSURE}.get(self.exit_code, ERRORED)
 
+    @property
+    def evidence_s(self) -> float | None:
+        """When a catch's first evidence came, in test seconds: the checkers' ``first_anomaly_s``, else (a
+        checker that cites no time, such as the log-pattern one) the test's end, the latest it can be."""
+        return self.first_anomaly_s if self.first_anomaly_s is not None else self.test_end_s
+
     def caught_within(self, seconds: float) -> bool:
-        """Caught, with the first evidence at most ``seconds`` of test time in."""
-        return self.outcome == CAUGHT and self.first_anomaly_s is not None and self.first_anomaly_s <= seconds
+        """Caught, with the first evidence at most ``seconds`` of test time in (:attr:`evidence_s`)."""
+        return self.outcome == CAUGHT and self.evidence_s is not None and self.evidence_s <= seconds
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, with the outcome."""
@@ -115,14 +123,24 @@ def run_folders(store: Path) -> set[Path]:
             if r.is_dir() and (r / "test.json").exists()}
 
 
-def read_history(path: Path) -> tuple[int, Counter[str], list[dict[str, Any]]]:
-    """``(client operations, started fault actions by package, the first fault actions)`` from a
-    history (unreadable lines are skipped: a killed run may have torn its last one)."""
-    ops = 0
-    faults: Counter[str] = Counter()
-    events: list[dict[str, Any]] = []
+@dataclass
+class HistoryFacts:
+    """What a run's history says: client operations, the fault actions started (by package, and the first
+    ones), and the test seconds of its last operation."""
+
+    client_ops: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    end_s: float | None = None
+
+
+def read_history(path: Path) -> HistoryFacts:
+    """The facts of a history (unreadable lines are skipped: a killed run may have torn its last one)."""
+    facts = HistoryFacts()
     if not path.exists():
-        return 0, faults, events
+        return facts
+    faults, events = facts.faults, facts.events
+    end_ns = None
     with open(path, "rb") as fh:
         for raw in fh:
             try:
@@ -131,8 +149,10 @@ def read_history(path: Path) -> tuple[int, Counter[str], list[dict[str, Any]]]:
                 continue
             if not isinstance(op, dict):
                 continue
+            if isinstance(op.get("time"), int):
+                end_ns = max(end_ns or 0, op["time"])
             if op.get("process") != NEMESIS:
-                ops += op.get("type") == "invoke"
+                facts.client_ops += op.get("type") == "invoke"
                 continue
             f = str(op.get("f", ""))
             if op.get("type") == "invoke" or not f.startswith(START_PREFIX):
@@ -140,7 +160,8 @@ def read_history(path: Path) -> tuple[int, Counter[str], list[dict[str, Any]]]:
             faults[f[len(START_PREFIX):]] += 1
             if len(events) < MAX_FAULT_EVENTS:
                 events.append({"at_s": round(int(op.get("time", 0)) / 1e9, 1), "f": f, "value": op.get("value")})
-    return ops, faults, events
+    facts.end_s = None if end_ns is None else round(end_ns / 1e9, 3)
+    return facts
 
 
 def annotate(run: Path, fields: dict[str, Any]) -> None:
@@ -214,8 +235,9 @@ def run_one(scratch_root: Path, args: Sequence[str], seed: int, store: Path, *, 
     if new:
         run = new[-1]
         result.run = str(run)
-        result.client_ops, faults, result.fault_events = read_history(run / "history.jsonl")
-        result.faults = dict(faults.most_common())
+        facts = read_history(run / "history.jsonl")
+        result.client_ops, result.fault_events, result.test_end_s = facts.client_ops, facts.events, facts.end_s
+        result.faults = dict(facts.faults.most_common())
         with contextlib.suppress(OSError, ValueError):
             detection = json.loads((run / "results.json").read_text(encoding="utf-8")).get("detection") or {}
             result.first_anomaly_s = detection.get("first_anomaly_s")

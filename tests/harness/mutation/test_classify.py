@@ -25,7 +25,9 @@ def test_a_run_outcome_follows_its_exit_and_its_history() -> None:
         "passed", "caught", "unknown", "error", "error", "timeout"]
     assert [run(1, c, ops=0).outcome for c in (0, 1, 2, 3)] == ["broken-start"] * 4
     assert run(1, 1, at=12.0).caught_within(30) and not run(1, 1, at=31.0).caught_within(30)
-    assert not run(1, 1).caught_within(60)  # caught, but the evidence has no time
+    assert not run(1, 1).caught_within(60)  # caught, but neither the evidence nor the test's end has a time
+    assert run(1, 1, test_end_s=27.0).caught_within(30) and not run(1, 1, test_end_s=33.0).caught_within(30)
+    assert not run(1, 1, at=31.0, test_end_s=20.0).caught_within(30)  # the evidence's own time comes first
 
 
 def test_classes_from_the_campaigns_runs() -> None:
@@ -101,6 +103,6 @@ def test_faults_are_read_from_the_history(tmp_path: Path) -> None:
              {"index": 4, "time": 3_100_000_000, "process": 1, "type": "invoke", "f": "write"}]
     path = tmp_path / "history.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"torn')
-    ops, faults, events = read_history(path)
-    assert ops == 2 and faults == {"kill": 1}
-    assert events == [{"at_s": 2.5, "f": "start-kill", "value": {"killed": ["n2"]}}]
+    facts = read_history(path)
+    assert facts.client_ops == 2 and facts.faults == {"kill": 1} and facts.end_s == 3.1
+    assert facts.events == [{"at_s": 2.5, "f": "start-kill", "value": {"killed": ["n2"]}}]
