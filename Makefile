@@ -1,5 +1,6 @@
 # Fencepost: `make run` runs a 30 s fault campaign and prints the verdict and report path;
-# `make test` runs every test. Both call `make setup`, which is idempotent.
+# `make test` runs every test; `make docs` builds the documentation site into build/site.
+# All of them call `make setup`, which is idempotent.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -7,14 +8,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.fencepost-installed
 STORE  ?= store
 
-.PHONY: setup run test lint clean
+.PHONY: setup run test lint docs clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
-	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev]'
+	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev,docs]'
 	@touch $(STAMP)
 	@echo "setup: $(VENV) is ready"
 
@@ -29,6 +30,9 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy harness system nemesis checkers workloads reports tests examples/toy_kv
 	$(BIN)/lint-imports
+
+docs: setup
+	$(BIN)/mkdocs build --strict -d build/site
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
