@@ -10,6 +10,10 @@ from harness.history.op import NEMESIS, Call, Op, OpType
 def pair_calls(ops: Iterable[Op], *, include_nemesis: bool = False, end: int = 0) -> list[Call]:
     """Pair every invocation with the next completion by the same process.
 
+    The nemesis's ops pair by process and function: the default campaign's lanes act at once, so a
+    ``start-kill`` may be invoked while a ``start-partition`` is still under way (one package is never in
+    two actions at once). A history with one action at a time pairs the same either way.
+
     An invocation with no completion becomes an ``info`` call whose return time is the end of the
     history. Nemesis ops are skipped unless ``include_nemesis`` is set. The history is assumed valid
     (see :mod:`harness.history.validate`); stray completions are ignored.
@@ -31,15 +35,18 @@ def pair_calls(ops: Iterable[Op], *, include_nemesis: bool = False, end: int = 0
         if t > end:
             end = t
         process = op.process
-        if type(process) is not int and process == NEMESIS and not include_nemesis:
-            continue
+        slot: object = process
+        if type(process) is not int and process == NEMESIS:
+            if not include_nemesis:
+                continue
+            slot = (NEMESIS, op.f)
         kind = op.type
         if kind is invoke:
             call = Call(len(calls), process, op.f, op.key, op.value, None, info, t, -1, op, None)
-            open_calls[process] = call
+            open_calls[slot] = call
             append(call)
             continue
-        opened = open_calls.pop(process, None)
+        opened = open_calls.pop(slot, None)
         if opened is None:
             continue
         opened.complete = op
