@@ -70,9 +70,12 @@ def summarize(results: Sequence[MutantResult], *, label: str, packages: Sequence
 
 
 def figures(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The final JSON line's figures: the summary without each mutant's details, with the missed ids."""
+    """The final JSON line's figures: the summary without each mutant's (and the baseline's) details, with the
+    missed ids."""
     out = {k: v for k, v in summary.items() if k != "mutants"}
     out["missed"] = [m["id"] for m in summary.get("mutants", []) if m["status"] == "missed"]
+    if "baseline" in out:
+        out["baseline"] = [{"seed": r["seed"], "outcome": r["outcome"], "run": r["run"]} for r in out["baseline"]]
     return out
 
 
