@@ -32,7 +32,7 @@ from harness.capabilities import CAPABILITIES
 from harness.checker import Checker
 from harness.config import TestConfig
 from harness.protocols import Nemesis, Workload
-from harness.systems.api import SystemPlugin
+from harness.systems.api import ExplainsGaps, SystemPlugin
 
 SYSTEMS = "fencepost.systems"
 BACKENDS = "fencepost.backends"
@@ -187,7 +187,7 @@ def refuse_unsupported(system: SystemPlugin, available: frozenset[str], packages
                 reason = why_not(capability) if why_not is not None else None
                 raise Refused(f"nemesis {name} needs the {capability} capability, which is not available here"
                               + (f": {reason}" if reason else ""))
-            reason = (getattr(system, "not_offered", None) or {}).get(capability)
+            reason = system.not_offered.get(capability) if isinstance(system, ExplainsGaps) else None
             raise Refused(f"nemesis {name} needs the {capability} capability, which system {system.name} "
                           f"does not offer" + (f": {reason}" if reason else
                                                f" (it offers {', '.join(sorted(system.capabilities)) or 'none'})"))

@@ -28,6 +28,9 @@ from harness.systems.api import Collects, SystemPlugin
 from harness.workers import Tally, client_worker, invoke_and_record
 
 FINAL_PROCESS_BASE = 1_000_000
+FINAL_ATTEMPTS = 5
+FINAL_RETRY_S = 1.0
+"""How often a final read is tried, and the pause after one that was refused."""
 """Final reads run as processes numbered from here, apart from every worker's."""
 
 Progress = Callable[[Tally, float, float], None]
@@ -166,11 +169,14 @@ async def _final_reads(make_client: Callable[[], Client], workload: Workload, cl
     await holder[0].open(cluster)
     try:
         for op in final_ops:
-            for _attempt in range(5):  # a final read that times out is retried as a new process
+            for _attempt in range(FINAL_ATTEMPTS):  # a final read that does not succeed is tried again
                 outcome = await invoke_and_record(holder, process, op, recorder, op_timeout, tally)
-                if outcome.type != "info":
+                if outcome.type == "ok":
                     break
-                process += 1
+                if outcome.type == "fail":  # refused (no leader yet, say): the process may ask again
+                    await asyncio.sleep(FINAL_RETRY_S)
+                    continue
+                process += 1  # timed out: it continues as a new process, with a new client
                 await holder[0].close()
                 holder[0] = make_client()
                 await holder[0].open(cluster)

@@ -204,6 +204,17 @@ class SystemPlugin(Protocol):
 
 
 @runtime_checkable
+class ExplainsGaps(Protocol):
+    """A system that says why it lacks a capability, for the one-line refusal of a fault that needs it
+    (etcd: no clock, since Go reads the time through the vDSO, which libfaketime cannot move)."""
+
+    @property
+    def not_offered(self) -> Mapping[str, str]:
+        """Capability -> why this system does not offer it."""
+        ...
+
+
+@runtime_checkable
 class Preflight(Protocol):
     """A system that can tell, before anything starts, that it cannot run here (a binary is missing)."""
 
