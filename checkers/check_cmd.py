@@ -179,7 +179,8 @@ def _report_all(files: list[str], opts: Any, jobs: int | None, engine: str, spar
         if as_json:
             click.echo(json.dumps({"event": "file", **s}, default=str))
         else:
-            keys = f" invalid keys: {', '.join(map(repr, s['invalid_keys'][:5]))}" if s["invalid_keys"] else ""
+            named = [k for k in s["invalid_keys"] if k is not None]  # an unkeyed history's one partition has none
+            keys = f" invalid keys: {', '.join(map(repr, named[:5]))}" if named else ""
             if s.get("unknown_reasons"):
                 keys += f" unknown: {s['unknown_reasons'][0]}"
             click.echo(f"{report.path}: {_verdict_word(report.valid)} (model {s['model']}, {s['ops']} ops, "

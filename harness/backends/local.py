@@ -106,7 +106,8 @@ class LocalBackend:
         root = cgroup2_root()
         self.groups = ProcessGroups(root, f"{run_dir.name.replace('.', '')}-{os.getpid()}") if root else None
         code_root = code_root_of(system.code()) if isinstance(system, HasCode) else None
-        self.layout = LocalLayout(run_dir / "cluster", self._block, code_root)
+        # Absolute: processes run in their code folder, not where the harness was started.
+        self.layout = LocalLayout((run_dir / "cluster").resolve(), self._block, code_root)
         (self.layout.dir / "logs").mkdir(parents=True, exist_ok=True)
         specs = system.processes(test, self.layout)
         self.specs = {s.name: s for s in specs}

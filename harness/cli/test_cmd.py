@@ -16,7 +16,8 @@ VERDICT_WORDS = {True: "VALID", False: "INVALID", "unknown": "UNKNOWN"}
 @click.command()
 @click.option("--system", "-s", "system_name", default="reference", show_default=True,
               help="the system under test: an installed plugin (`fencepost systems`)")
-@click.option("--workload", "-w", default=None, help="register, log, set or bank (default: register)")
+@click.option("--workload", "-w", default=None,
+              help="register, log, set, bank or lock (default: register; `fencepost systems` shows each system's)")
 @click.option("--nemesis", "-n", default=None,
               help="comma-separated fault packages (partition,kill,pause,wipe,...), or none; default: the system's "
                    "default campaign, every fault it can do, overlapping")

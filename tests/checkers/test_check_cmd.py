@@ -139,3 +139,9 @@ def test_etcd_logs_with_noise_and_bad_lines(capsys: pytest.CaptureFixture[str], 
                    "INFO  jepsen.util - x\t:invoke\t:write\t1\n")
     code, _, err = run(capsys, str(bad))
     assert code == 3 and f"{bad}:4" in err and f"{bad}:5" in err
+
+
+def test_an_unkeyed_history_names_no_invalid_key(capsys: pytest.CaptureFixture[str]) -> None:
+    history = Path(__file__).resolve().parents[2] / "examples" / "histories" / "etcd-failed-cas.invalid.log"
+    code, out, _ = run(capsys, str(history))
+    assert code == 1 and "INVALID" in out and "invalid keys" not in out
