@@ -40,9 +40,13 @@ def get_session(master: str | None = None, *, app: str = "fencepost", conf: dict
 
     The master is, in order: ``master`` (an ``sc://`` URL means Spark Connect); ``SPARK_REMOTE`` (Spark
     Connect, ``sc://host:15002``, which needs ``pyspark[connect]``: :data:`CONNECT_MODULES`);
-    ``spark.master`` from ``spark-defaults.conf`` or ``spark-submit``; else ``local[*]``. Executors run
-    ``PYSPARK_PYTHON``, which defaults to this interpreter (Fencepost must be installed there).
-    ``conf`` adds Spark settings, such as ``spark.executor.memory``.
+    ``spark.master`` from ``spark-submit --master`` (when spark-submit runs this process) or from
+    ``spark-defaults.conf`` (in ``SPARK_CONF_DIR``, else ``SPARK_HOME/conf``); else ``local[*]``. The last
+    two are spark-submit's own rules, applied when the driver's JVM starts: a JVM keeps its settings for
+    the life of the process, so after :func:`stop_session`, a session without a master gets the one the
+    first session's JVM was started with. Executors run ``PYSPARK_PYTHON``, which defaults to this
+    interpreter (Fencepost must be installed there). ``conf`` adds Spark settings, such as
+    ``spark.executor.memory``.
     """
     global _SESSION
     if _SESSION is not None:
@@ -60,11 +64,11 @@ def get_session(master: str | None = None, *, app: str = "fencepost", conf: dict
         builder = builder.remote(remote)
     elif master is not None:
         builder = builder.master(master)
-    else:
-        from pyspark import SparkConf
-
-        if not SparkConf().contains("spark.master"):
-            builder = builder.master("local[*]")
+    # Else no master here: the driver's JVM is started by spark-submit (PySpark's launcher runs
+    # bin/spark-submit with the builder's settings as --conf, or spark-submit started this process), and
+    # spark-submit resolves spark.master itself: its --master, else spark-defaults.conf, else local[*].
+    # A master set here would override it, and it cannot be asked for beforehand through public API:
+    # SparkConf() only reads the JVM's settings once a JVM exists.
     builder = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                .config("spark.sql.adaptive.enabled", "false")
@@ -120,7 +124,7 @@ def read_history(spark: Any, path: str) -> Any:
 
 def check_parquet_spark(path: str, model_name: str | None = None, init: Any = None, *, spark: Any = None,
                         spark_master: str | None = None, timeout: float | None = None, explain: bool = True,
-                        fmt: str = "parquet") -> CheckResult:
+                        fmt: str = "parquet", nil_read: str | None = None) -> CheckResult:
     """Check a Parquet history on Spark, key by key.
 
     Args:
@@ -131,24 +135,31 @@ def check_parquet_spark(path: str, model_name: str | None = None, init: Any = No
         spark_master: the master URL when ``spark`` is None.
         timeout: seconds before undecided keys become unknown.
         explain: attach counterexamples to the failures.
-        fmt: the format the history came in (for the model choice).
+        fmt: the format the history came in (for the model choice and the nil-read rule).
+        nil_read: ``any`` or ``absent``, what an ok read of nil means; None: ``fmt``'s rule
+            (:func:`harness.history.semantics.semantics_for`), as the local engine takes it.
 
     Returns:
         The local engine's result: every key checked, invalid keys in order of their first op.
+
+    Raises:
+        ValueError: ``nil_read`` is neither ``any`` nor ``absent``.
     """
     from pyspark.sql import functions as F
 
     from checkers.models import choose_model, make_model
     from checkers.spark import task
+    from harness.history.semantics import semantics_for
 
     start = time.monotonic()
+    rule = semantics_for(fmt, nil_read).nil_read
     spark = spark or get_session(spark_master)
     df = read_history(spark, path)
     is_call = (F.col("type") == "invoke") & (F.col("process") != "nemesis")
     name = model_name or choose_model(fmt, _functions(df.filter(is_call).select("f")))
-    make_model(name, init)  # an unknown name fails here, in the driver
+    make_model(name, init, nil_read=rule)  # an unknown name fails here, in the driver
     deadline = None if timeout is None else time.time() + timeout
-    checker = task.make_checker(name, init, deadline, explain)
+    checker = task.make_checker(name, init, deadline, explain, nil_read=rule)
     try:
         parallelism = int(spark.sparkContext.defaultParallelism)
     except Exception:  # Spark Connect has no SparkContext
@@ -266,8 +277,10 @@ def check_file_spark(path: str, opts: FileOptions, *, spark_master: str | None =
                      spark: Any = None) -> FileReport:
     """Check one history file on Spark, reported as :func:`checkers.linearizability.run.check_file` does.
 
-    JSONL and EDN histories are converted to Parquet first (streaming, beside a temporary folder);
-    the summary gains ``engine: "spark"`` and ``spark_master``. Problems become ``errors``.
+    JSONL and EDN histories are converted to Parquet first (streaming, beside a temporary folder).
+    The model reads nil by the file's rule (``opts.nil_read``, else the format's), as the local engine's
+    does, and the summary names it (``semantics``); it gains ``engine: "spark"`` and ``spark_master``.
+    Problems become ``errors``.
     """
     import tempfile
 
@@ -276,14 +289,17 @@ def check_file_spark(path: str, opts: FileOptions, *, spark_master: str | None =
     from checkers.spark.convert import to_parquet
     from harness.history.errors import HistoryError
     from harness.history.formats import detect_format
+    from harness.history.semantics import semantics_for
 
     start = time.monotonic()
     try:
         fmt = detect_format(path) if opts.fmt == "auto" else opts.fmt
+        semantics = semantics_for(fmt, opts.nil_read)
         with tempfile.TemporaryDirectory(prefix="fencepost-spark-") as tmp:
             parquet = path if fmt == "parquet" else to_parquet(path, os.path.join(tmp, "history.parquet"), fmt)
             result = check_parquet_spark(parquet, opts.model, opts.init, spark=spark, spark_master=spark_master,
-                                         timeout=opts.timeout, explain=opts.explain, fmt=fmt)
+                                         timeout=opts.timeout, explain=opts.explain, fmt=fmt,
+                                         nil_read=semantics.nil_read)
     except HistoryError as e:
         return FileReport(path, None, {"path": path, "valid": None, "engine": "spark",
                                        "error": str(e.problems[0])}, errors=[str(p) for p in e.problems])
@@ -291,6 +307,7 @@ def check_file_spark(path: str, opts: FileOptions, *, spark_master: str | None =
         return FileReport(path, None, {"path": path, "valid": None, "engine": "spark", "error": f"{path}: {e}"},
                           errors=[f"{path}: {e}"])
     summary = summarise(path, fmt, result, time.monotonic() - start)
+    summary["semantics"] = semantics.to_dict()
     session = spark or _SESSION
     summary["engine"] = "spark"
     summary["spark_master"] = session.conf.get("spark.master", None) if session is not None else spark_master

@@ -60,7 +60,8 @@ def _op(row: tuple[Any, ...], decode: Decoder) -> Op:
               dict(ex) if isinstance(ex, dict) else {})
 
 
-def make_checker(model_name: str, init: Any, deadline: float | None, explain: bool) -> Any:
+def make_checker(model_name: str, init: Any, deadline: float | None, explain: bool, *,
+                 nil_read: str = "absent") -> Any:
     """The function for ``mapInArrow``: Arrow batches of ops in, Arrow batches of verdicts out.
 
     Args:
@@ -68,6 +69,8 @@ def make_checker(model_name: str, init: Any, deadline: float | None, explain: bo
         init: the model's initial value.
         deadline: :func:`time.time` instant after which a key's verdict is unknown.
         explain: attach counterexamples to invalid keys.
+        nil_read: ``any`` or ``absent``: what an ok read of nil means (:mod:`harness.history.semantics`);
+            the driver passes the file's rule, as the local engine builds its model with it.
     """
 
     def check_batches(batches: Iterator[Any]) -> Iterator[Any]:
@@ -78,7 +81,7 @@ def make_checker(model_name: str, init: Any, deadline: float | None, explain: bo
         from checkers.models.base import Partition
         from harness.history.pairing import pair_calls
 
-        inner = make_model(model_name, init).inner
+        inner = make_model(model_name, init, nil_read=nil_read).inner
         decode = Decoder()
         schema = verdict_schema()
         out: dict[str, list[Any]] = {n: [] for n, _ in VERDICT_FIELDS}
