@@ -47,6 +47,10 @@ class IndependentKeys:
         self._groups = [_Group(g, 0) for g in range(groups)]
         self._stride = groups
 
+    def active_keys(self) -> list[int]:
+        """The key each group is on now."""
+        return [g.key_serial for g in self._groups]
+
     def key_for(self, group: int) -> int:
         """The key a group is on now; keys never repeat across groups."""
         return self._groups[group].key_serial

@@ -18,7 +18,7 @@ from harness.backends.api import Backend
 from harness.cluster import Cluster
 from harness.config import TestConfig
 from harness.generator import RateLimiter
-from harness.history.op import Op
+from harness.history.op import FINAL_PROCESS_BASE, Op
 from harness.protocols import Client, Nemesis, Workload
 from harness.recorder import Recorder
 from harness.registry import needs_of
@@ -27,10 +27,12 @@ from harness.store import RunDir
 from harness.systems.api import Collects, SystemPlugin
 from harness.workers import Tally, client_worker, invoke_and_record
 
-FINAL_PROCESS_BASE = 1_000_000
-FINAL_ATTEMPTS = 5
+FINAL_PATIENCE_S = 30.0
+"""How long, from the start of the final phase, a final read that does not succeed is tried again (each
+is tried at least once): the time a system has to serve again after the faults healed and the recovery
+pause (checkers.recovery judges it)."""
 FINAL_RETRY_S = 1.0
-"""How often a final read is tried, and the pause after one that was refused."""
+"""The pause after a final read that was refused."""
 """Final reads run as processes numbered from here, apart from every worker's."""
 
 Progress = Callable[[Tally, float, float], None]
@@ -167,11 +169,12 @@ async def _final_reads(make_client: Callable[[], Client], workload: Workload, cl
     process = FINAL_PROCESS_BASE
     holder = [make_client()]
     await holder[0].open(cluster)
+    deadline = time.monotonic() + FINAL_PATIENCE_S
     try:
         for op in final_ops:
-            for _attempt in range(FINAL_ATTEMPTS):  # a final read that does not succeed is tried again
+            while True:  # a final read that does not succeed is tried again until the patience is spent
                 outcome = await invoke_and_record(holder, process, op, recorder, op_timeout, tally)
-                if outcome.type == "ok":
+                if outcome.type == "ok" or time.monotonic() >= deadline:
                     break
                 if outcome.type == "fail":  # refused (no leader yet, say): the process may ask again
                     await asyncio.sleep(FINAL_RETRY_S)

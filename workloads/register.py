@@ -36,14 +36,18 @@ class RegisterWorkload:
 
     def __init__(self, config: TestConfig) -> None:
         self.config = config
+        self._source: IndependentKeys | None = None
 
     def generator(self, rng: random.Random, concurrency: int) -> OpSource:
         """Groups of up to 4 workers per key, 120 ops per key."""
-        return IndependentKeys(rng, concurrency, make_op, workers_per_key=min(4, concurrency), ops_per_key=120)
+        self._source = IndependentKeys(rng, concurrency, make_op, workers_per_key=min(4, concurrency),
+                                       ops_per_key=120)
+        return self._source
 
     def final_ops(self) -> list[Invocation]:
-        """None: every read is already checked for linearizability."""
-        return []
+        """A read of each key in use when the workload stopped: checked for linearizability like every read,
+        and, since it comes after the heal, for recovery (:mod:`checkers.recovery`)."""
+        return [Invocation("read", key, None) for key in self._source.active_keys()] if self._source else []
 
     def checkers(self) -> list[Checker]:
         """Linearizability against a cas-register per key."""

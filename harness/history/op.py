@@ -20,6 +20,8 @@ Process = int | str
 """A client process number, or the string ``"nemesis"`` for fault operations."""
 
 NEMESIS = "nemesis"
+FINAL_PROCESS_BASE = 1_000_000
+"""Processes from this number on are the final phase's, after every fault was healed (its reads)."""
 
 
 class OpType(StrEnum):

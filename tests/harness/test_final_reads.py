@@ -6,9 +6,9 @@ from pathlib import Path
 
 from harness.cluster import Cluster
 from harness.config import TestConfig
+from harness.history.op import FINAL_PROCESS_BASE
 from harness.protocols import Client, Invocation, Outcome, Workload
 from harness.run import prepare, run_test
-from harness.runtime import FINAL_PROCESS_BASE
 from harness.testing import FakeSystem, MemoryBackend
 
 

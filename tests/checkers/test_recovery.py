@@ -1,0 +1,86 @@
+"""The recovery checker: after the heal, every final read succeeds at some attempt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checkers.recovery import RecoveryChecker
+from harness.checker import CheckContext
+from harness.cluster import Cluster
+from harness.config import TestConfig
+from harness.history.op import FINAL_PROCESS_BASE, Op
+from harness.protocols import Client, Invocation, Outcome, Workload
+from harness.run import prepare, run_test
+from harness.testing import FakeSystem, MemoryBackend
+from tests.checkers.histories import sequential
+
+CTX = CheckContext()
+F = FINAL_PROCESS_BASE
+
+
+def test_final_reads_that_succeed_at_last_are_a_recovery() -> None:
+    h = sequential((0, "write", "k", 1, "ok", 1), (F, "read", "k", None, "fail", None),
+                   (F + 1, "read", "k", None, "info", None), (F + 2, "read", "k", None, "ok", 1))
+    r = RecoveryChecker().check(h, CTX)
+    assert r["valid"] is True and r["final_reads"] == 1
+
+
+def test_a_final_read_that_never_succeeds_is_a_cluster_that_did_not_recover() -> None:
+    h: list[Op] = sequential((0, "write", "k", 1, "ok", 1), (F, "read", "k", None, "ok", 1),
+                             (F, "read", "j", None, "fail", None), (F + 1, "read", "j", None, "info", None))
+    r = RecoveryChecker().check(h, CTX)
+    assert r["valid"] is False and r["stuck"] == 1 and r["examples"][0]["outcomes"] == ["fail", "info"]
+    assert "did not recover" in r["explanation"] and "'j'" in r["explanation"]
+
+
+def test_no_final_reads_leaves_nothing_to_judge() -> None:
+    assert RecoveryChecker().check(sequential((0, "read", "k", None, "ok", None)), CTX)["valid"] is True
+
+
+class NeverServesAgain:
+    """A client whose system stops answering once the workload is over (as a commit index that never moves)."""
+
+    def __init__(self, inner: Client, over: list[bool]) -> None:
+        self.inner, self.over = inner, over
+
+    async def open(self, cluster: Cluster) -> None:
+        """Open the wrapped client."""
+        await self.inner.open(cluster)
+
+    async def invoke(self, op: Invocation) -> Outcome:
+        """Refuse everything once the run is over."""
+        if self.over[0]:
+            return Outcome("fail", None, "no leader")
+        return await self.inner.invoke(op)
+
+    async def close(self) -> None:
+        """Close the wrapped client."""
+        await self.inner.close()
+
+
+class StuckAfterFaults(FakeSystem):
+    """The fake system, whose clients made after the main phase get no answer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made = 0
+        self.over = [False]
+
+    def client(self, workload: Workload, cluster: Cluster) -> Client:
+        """The workers' clients work; the final phase's (the client made after them) is refused."""
+        self.made += 1
+        if self.made > 2:
+            self.over[0] = True
+        return NeverServesAgain(super().client(workload, cluster), self.over)
+
+
+def test_a_run_whose_system_never_serves_again_is_invalid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("harness.runtime.FINAL_PATIENCE_S", 2.0)
+    system, backend = StuckAfterFaults(), MemoryBackend()
+    config = TestConfig(workload="register", time_limit=2, nodes=3, seed=1, concurrency=2)
+    outcome = run_test(config, tmp_path, prepared=prepare(config, system=system, backend=backend))
+    result = outcome.results["checkers"]["recovery"]
+    assert result["valid"] is False and outcome.results["valid"] is False, result
+    assert outcome.results["checkers"]["linearizable"]["valid"] is True, "no black-box checker sees it"
