@@ -7,6 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.fencepost-installed
 STORE  ?= store
+RUN_TIME ?= 30
 
 .PHONY: setup run test lint docs clean
 
@@ -21,7 +22,7 @@ $(STAMP): pyproject.toml
 
 run: setup
 	@$(BIN)/fencepost test --workload register --nemesis partition,kill,pause,wipe --nodes 3 \
-		--time-limit 30 --store $(STORE)
+		--time-limit $(RUN_TIME) --store $(STORE)
 
 test: setup
 	$(BIN)/python -m pytest
