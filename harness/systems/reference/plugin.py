@@ -218,7 +218,12 @@ class ReferencePlugin:
     # --- collection ---------------------------------------------------------------------------------
 
     async def collect(self, cluster: Cluster, run_dir: Path) -> None:
-        """Each node's state dump, and each operator's event log under the name the checkers read."""
+        """Once the cluster has settled (or stopped trying: ``nodes/settled.json``), each node's state dump, and
+        each operator's event log under the name the checkers read."""
+        from harness.systems.reference.settle import SETTLED_FILE, settle
+
+        await settle(cluster_info(cluster)["operators"], self.shape["replication"],
+                     run_dir / "nodes" / SETTLED_FILE)
         for name in operators(cluster):
             source = run_dir / "nodes" / name / f"operator-{name}.jsonl"
             if source.exists():

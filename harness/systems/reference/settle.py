@@ -1,0 +1,80 @@
+"""Waiting, after the heal, until the reference system is whole again, and recording what it came to.
+
+A replicated store that has recovered is not only answering: every tablet has a steady leader, a full
+ensemble of live members and no reconfiguration or migration half-done, and every member has caught up
+with its leader. After the final reads, the plugin polls the operator's status for up to
+:data:`SETTLE_S` seconds until that holds, and writes ``nodes/settled.json`` (whether it settled, how
+long it took, what was still wrong, and the last status) for the convergence checker
+(:mod:`harness.systems.reference.checkers.convergence`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from system.admin import call
+
+SETTLE_S = 30.0
+POLL_S = 0.5
+SETTLED_FILE = "settled.json"
+
+
+def unsettled(status: Mapping[str, Any], replication: int) -> list[str]:
+    """What keeps an operator's ``status`` from showing a whole, converged cluster (empty when it is)."""
+    reasons: list[str] = []
+    alive: Mapping[str, bool] = status.get("alive") or {}
+    commits: Mapping[str, Mapping[str, Any]] = status.get("commits") or {}
+    for t, meta in sorted(status.get("tablets", {}).items(), key=lambda kv: int(kv[0])):
+        leader = meta.get("leader")
+        if meta.get("status") != "steady" or not leader:
+            reasons.append(f"tablet {t} is {meta.get('status')} with leader {leader}")
+            continue
+        if meta.get("reconfig"):
+            reasons.append(f"tablet {t} has a reconfiguration in progress: {json.dumps(meta['reconfig'])}")
+        if meta.get("migration"):
+            reasons.append(f"tablet {t} has a migration in progress: {json.dumps(meta['migration'])}")
+        ensemble: Sequence[str] = meta.get("ensemble") or []
+        if len(ensemble) < replication:
+            reasons.append(f"tablet {t} has {len(ensemble)} member(s) {list(ensemble)}, fewer than {replication}")
+        top = (commits.get(leader) or {}).get(t)
+        for member in ensemble:
+            if not alive.get(member):
+                reasons.append(f"tablet {t}: member {member} is not alive")
+                continue
+            at = (commits.get(member) or {}).get(t)
+            if at != top:
+                reasons.append(f"tablet {t}: member {member} has commit index {at}, its leader {leader} {top}")
+    return reasons
+
+
+async def operator_status(operators: Sequence[tuple[str, int]]) -> dict[str, Any] | None:
+    """The status from the first operator that answers, or None."""
+    for host, port in operators:
+        with contextlib.suppress(Exception):
+            return dict(await call(host, port, "status", {}, timeout=2.0))
+    return None
+
+
+async def settle(operators: Sequence[tuple[str, int]], replication: int, out: Path,
+                 patience: float = SETTLE_S) -> dict[str, Any]:
+    """Poll until the cluster is whole and converged, or ``patience`` seconds pass; write and return the record."""
+    started = time.monotonic()
+    status: dict[str, Any] | None = None
+    reasons = ["no operator answered"]
+    while True:
+        status = await operator_status(operators)
+        reasons = unsettled(status, replication) if status is not None else ["no operator answered"]
+        if not reasons or time.monotonic() - started >= patience:
+            break
+        await asyncio.sleep(POLL_S)
+    record = {"settled": not reasons, "seconds": round(time.monotonic() - started, 2), "patience_s": patience,
+              "replication": replication, "reasons": reasons, "status": status}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, default=str, indent=1) + "\n")
+    return record

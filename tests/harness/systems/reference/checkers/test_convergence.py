@@ -1,0 +1,69 @@
+"""The convergence checker and the settling it reads: whole, caught-up clusters pass; stuck ones do not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.checker import CheckContext
+from harness.systems.reference.checkers.convergence import ConvergenceChecker
+from harness.systems.reference.settle import SETTLED_FILE, unsettled
+
+
+def status(**tablet: Any) -> dict[str, Any]:
+    meta = {"status": "steady", "leader": "n1", "ensemble": ["n1", "n2", "n3"], "reconfig": None, "migration": None}
+    return {"alive": {"n1": True, "n2": True, "n3": True, "n4": True},
+            "commits": {"n1": {"0": 40}, "n2": {"0": 40}, "n3": {"0": 40}},
+            "tablets": {"0": {**meta, **tablet}}}
+
+
+def test_a_whole_caught_up_cluster_is_settled() -> None:
+    assert unsettled(status(), 3) == []
+
+
+def test_what_keeps_a_cluster_from_settling_is_named() -> None:
+    assert unsettled(status(status="election", leader=None), 3) == ["tablet 0 is election with leader None"]
+    assert "reconfiguration in progress" in unsettled(status(reconfig={"op": "swap"}), 3)[0]
+    assert "fewer than 3" in unsettled(status(ensemble=["n1", "n2"]), 3)[0]
+    behind = status()
+    behind["commits"]["n3"]["0"] = 12
+    assert unsettled(behind, 3) == ["tablet 0: member n3 has commit index 12, its leader n1 40"]
+    dead = status()
+    dead["alive"]["n2"] = False
+    assert unsettled(dead, 3) == ["tablet 0: member n2 is not alive"]
+
+
+def write_run(run: Path, settled: bool, reasons: list[str], heads: dict[str, list[int]]) -> None:
+    nodes = run / "nodes"
+    nodes.mkdir(parents=True)
+    (nodes / SETTLED_FILE).write_text(json.dumps({"settled": settled, "seconds": 1.5, "patience_s": 30.0,
+                                                  "reasons": reasons}))
+    for node, head in heads.items():
+        me = {"status": "leader" if node == "n1" else "follower", "head": head, "commit": head[1]}
+        if node == "n1":
+            me["ensemble"] = ["n1", "n2", "n3~2"]
+        (nodes / node).mkdir()
+        (nodes / node / "dump.json").write_text(json.dumps({"tablets": {"0": me}}))
+
+
+def test_settled_and_agreeing_replicas_are_valid(tmp_path: Path) -> None:
+    write_run(tmp_path, True, [], {"n1": [3, 40], "n2": [3, 40], "n3": [3, 40]})
+    assert ConvergenceChecker().check([], CheckContext(run_dir=tmp_path))["valid"] is True
+
+
+def test_a_rejoined_member_that_stayed_behind_is_invalid(tmp_path: Path) -> None:
+    write_run(tmp_path, True, [], {"n1": [3, 40], "n2": [3, 40], "n3": [3, 17]})
+    result = ConvergenceChecker().check([], CheckContext(run_dir=tmp_path))
+    assert result["valid"] is False
+    assert "tablet 0: member n3~2 has head [3, 17], its leader n1 [3, 40]" in result["disagreements"]
+
+
+def test_a_cluster_that_never_settled_is_invalid_with_its_reasons(tmp_path: Path) -> None:
+    write_run(tmp_path, False, ["tablet 0 has a migration in progress: {}"], {"n1": [3, 40], "n2": [3, 40]})
+    result = ConvergenceChecker().check([], CheckContext(run_dir=tmp_path))
+    assert result["valid"] is False and "migration in progress" in result["explanation"]
+
+
+def test_without_the_settling_record_it_cannot_judge(tmp_path: Path) -> None:
+    assert ConvergenceChecker().check([], CheckContext(run_dir=tmp_path))["valid"] == "unknown"
