@@ -85,7 +85,10 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, back
         if not writers:
             click.echo("fencepost: warning: no results page writer is installed (fencepost.results_pages)", err=True)
         for ep in writers.values():
-            page = ep.load()(payload, results_dir, name=f"matrix-{system}", title=f"Detection matrix: {system}",
+            kind = f"-default-{default_workload}" if default_workload else ""
+            page = ep.load()(payload, results_dir, name=f"matrix-{system}{kind}",
+                             title=f"Detection matrix: {system}" + (
+                                 f", default campaign ({default_workload})" if default_workload else ""),
                              seeds=range(first_seed, first_seed + seeds), command=["fencepost", *sys.argv[1:]])
             click.echo(f"matrix: results page {page}", err=True)
     click.echo(json.dumps(payload))

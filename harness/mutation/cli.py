@@ -147,6 +147,9 @@ def _show(n: int, total: int, r: Any) -> None:
               help="first run the campaign on the unmutated code at each seed; stop unless it passes")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="exit 1 when the mutation score is below this")
+@click.option("--results-page", "results_dir", default=None, metavar="DIR",
+              help="also write the figures as a Markdown page, DIR/mutate-<system>.md, with the commit, machine, "
+                   "seeds and command line, and list it in DIR/index.md (the docs: docs/results)")
 @click.option("--nemesis", "-n", default=None, help="passed to fencepost test (default: the system's default campaign)")
 @click.option("--workload", "-w", default=None, help="passed to fencepost test")
 @click.option("--nodes", type=click.IntRange(1, 9), default=None, help="passed to fencepost test")
@@ -158,7 +161,8 @@ def _show(n: int, total: int, r: Any) -> None:
 @click.argument("test_args", nargs=-1, type=click.UNPROCESSED)
 def mutate(system: str, sample: int | None, sample_seed: int, seeds: int, first_seed: int, time_limit: float,
            store: str, modules: tuple[str, ...], mutant_ids: tuple[str, ...], list_only: bool, campaign: str | None,
-           equivalents: Path | None, per_package: bool, baseline: bool, min_score: float, nemesis: str | None,
+           equivalents: Path | None, per_package: bool, baseline: bool, min_score: float, results_dir: str | None,
+           nemesis: str | None,
            workload: str | None, nodes: int | None, tablets: int | None, interval: float | None,
            concurrency: int | None, rate: float | None, backend: str | None, test_args: tuple[str, ...]) -> None:
     """Mutation testing: run the campaign against each mutant of the system's protocol code; print the
@@ -263,6 +267,14 @@ def mutate(system: str, sample: int | None, sample_seed: int, seeds: int, first_
     print_table(summary)
     if job.page_path is not None:
         click.echo(f"page: {job.page_path}")
-    click.echo(json.dumps({"mutate": figures(summary)}, sort_keys=True, default=str))
+    payload = {"mutate": figures(summary)}
+    if results_dir is not None:  # drawn by reports/results_page.py, found through its entry point
+        from harness import registry
+
+        for ep in registry.group("fencepost.results_pages").values():
+            page = ep.load()(payload, results_dir, name=f"mutate-{system}", title=f"Mutation testing: {system}",
+                             seeds=range(first_seed, first_seed + seeds), command=["fencepost", *sys.argv[1:]])
+            click.echo(f"mutate: results page {page}", err=True)
+    click.echo(json.dumps(payload, sort_keys=True, default=str))
     score = summary["score"]
     sys.exit(1 if score is not None and score < min_score else 0)
