@@ -32,8 +32,10 @@ from system.routing import tablet_for
 from system.wire import ConnectionLost, RpcError, RpcPool, Unreachable
 
 # Refusals that mean "try another node": the request had no effect.
+# A tombstone (tablet_deleted) or a replica still being copied (tablet_copying) is a node the
+# tablet has moved away from, or not yet to: the routing table is stale.
 REDIRECT = {"not_leader", "not_ready", "unknown_tablet", "wrong_node", "tablet_damaged", "stale_epoch",
-            "not_fenced", "unknown_node"}
+            "not_fenced", "unknown_node", "tablet_deleted", "tablet_copying"}
 # Errors after which the operation may or may not have taken effect.
 INDEFINITE = {"leadership_lost", "timeout", "internal"}
 

@@ -3,6 +3,7 @@ failover between a copy's download and its merge."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from system import statefile
+from system.client import Client, Result
 from system.events import read_events
 from system.launcher import Cluster
 from system.wire import RpcError
@@ -168,3 +170,33 @@ def test_an_epoch_adopted_during_a_copy_is_kept_by_the_copy(make_cluster: Callab
     assert (node_tablet(c, spare) or {}).get("epoch", -1) >= adoption["epoch"]
     assert_committed_prefixes_agree(c, 0)
     assert_one_leader_per_epoch(c)
+
+
+def test_a_client_that_cached_a_moved_away_leader_follows_the_tablet(make_cluster: Callable[..., Cluster]) -> None:
+    # The moved-away replica is a tombstone that answers ``tablet_deleted``: a refusal that means "not here",
+    # so the client must ask the operator again rather than fail every later operation on that tablet (the
+    # recovery checker found a final read that failed this way for 30 s after a cancelled copy).
+    c = make_cluster(nodes=4, tablets=1, replication=3)
+    c.wait_ready()
+    v = wait_settled(c)
+    leader = v["leader"]
+    spare = next(n for n in c.node_addrs if n not in v["up"])
+
+    async def scenario() -> tuple[Result, Result]:
+        cl = Client(c.operators(), timeout=10.0)
+        try:
+            before = await cl.put("k", 1)
+            assert cl.leaders[0] == leader
+            move = {"tablet": 0, "from": leader, "to": spare, "config_id": v["config_id"]}
+            await asyncio.to_thread(master_call, c, "move_replica", move)  # the sync helpers run loops of their own
+            await asyncio.to_thread(wait_settled, c, size=3)
+            await asyncio.to_thread(wait_for, lambda: (node_tablet(c, leader) or {}).get("state") == "DELETED",
+                                    what="the old leader's tombstone")
+            assert cl.leaders[0] == leader  # the client still believes the old leader
+            return before, await cl.get("k")
+        finally:
+            await cl.close()
+
+    before, after = asyncio.run(scenario())
+    assert before.type == "ok"
+    assert (after.type, after.value, after.error) == ("ok", 1, "")
