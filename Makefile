@@ -25,7 +25,7 @@ run: setup
 		--time-limit $(RUN_TIME) --store $(STORE)
 
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=40
 
 lint: setup
 	$(BIN)/ruff check .

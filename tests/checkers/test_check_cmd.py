@@ -10,8 +10,9 @@ import pytest
 from harness.cli.main import main
 from harness.history.jsonl import write_jsonl
 from harness.history.op import Op, OpType
+from tests.conftest import PORCUPINE
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "porcupine"
+DATA = PORCUPINE
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
