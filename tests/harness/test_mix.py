@@ -14,7 +14,7 @@ from harness import registry
 from harness.cluster import Cluster
 from harness.config import TestConfig
 from harness.history.faults import fault_windows
-from harness.history.op import NEMESIS, OpType
+from harness.history.op import NEMESIS, Op, OpType
 from harness.history.pairing import pair_calls
 from harness.mix import AIMED_WEIGHT, TRIGGER_SHARE, default_campaign, mixed_schedule
 from harness.protocols import FaultSpec, Nemesis
@@ -130,7 +130,7 @@ def test_a_default_campaign_runs_overlapping_faults_into_a_well_formed_history(t
     assert outcome.results["valid"] is True
     history = outcome.run.read_history()
     nemesis = [op for op in history if op.process == NEMESIS]
-    acting = {}  # actions in progress at once, by function
+    acting: dict[str, Op] = {}  # actions in progress at once, by function
     met = 0
     for op in nemesis:
         if op.type is OpType.INVOKE:

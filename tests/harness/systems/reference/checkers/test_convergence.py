@@ -40,7 +40,7 @@ def write_run(run: Path, settled: bool, reasons: list[str], heads: dict[str, lis
     (nodes / SETTLED_FILE).write_text(json.dumps({"settled": settled, "seconds": 1.5, "patience_s": 30.0,
                                                   "reasons": reasons}))
     for node, head in heads.items():
-        me = {"status": "leader" if node == "n1" else "follower", "head": head, "commit": head[1]}
+        me: dict[str, object] = {"status": "leader" if node == "n1" else "follower", "head": head, "commit": head[1]}
         if node == "n1":
             me["ensemble"] = ["n1", "n2", "n3~2"]
         (nodes / node).mkdir()
