@@ -1,4 +1,5 @@
-"""Power-loss campaigns: the correct system stays valid under lose-unsynced, and the two fsync bugs are caught.
+"""Power-loss campaigns: the correct system stays valid under lose-unsynced, and the two fsync bugs are caught
+(nightly: ``--fencepost-nightly``).
 
 ``ack-before-fsync`` loses acknowledged writes when a majority loses power (amnesia rule 1);
 ``metadata-no-fsync`` brings a node back at an epoch it had left (amnesia rule 2). The settings are
@@ -35,6 +36,7 @@ nothing, so no client sees a write lost; amnesia rule 8 still sees each node's l
 commit index it checkpointed. A second seed is a margin, not an expected miss."""
 
 
+@pytest.mark.nightly  # 3.5 minutes together: the nightly job runs them (make test stays under 45 minutes)
 @pytest.mark.parametrize("bug", ["ack-before-fsync", "metadata-no-fsync"])
 def test_fsync_bugs_are_caught(run_test: Callable[..., RunOutcome], bug: str) -> None:
     missed: list[str] = []
