@@ -22,8 +22,9 @@ from harness.systems.reference.recipes import RECIPES, recipe
 CI_SUBSET = {"no-cas-config-change": 1, "stale-copy-session": 1, "commit-prior-epoch": 3}
 """Bug -> a seed, for the CI subset: three bugs, each seen by a different checker (config-cas, topology-guards,
 commit-epoch), each caught in at least 9 of 10 seeds by ``fencepost matrix``; about 4 minutes with the clean
-twins (the stale-copy-session twin also checks that a client finds a moved tablet again). Every other bug runs in the nightly matrix (``--fencepost-nightly``) and in
-``fencepost matrix``: ``make test`` stays under 45 minutes on a 2-core machine."""
+twins (the stale-copy-session twin also checks that a client finds a moved tablet again). Every other bug
+runs in the nightly matrix (``--fencepost-nightly``) and in ``fencepost matrix``: ``make test`` stays under
+45 minutes on a 2-core machine."""
 
 NIGHTLY_SEEDS = range(1, 11)
 
