@@ -33,7 +33,6 @@ is tried at least once): the time a system has to serve again after the faults h
 pause (checkers.recovery judges it)."""
 FINAL_RETRY_S = 1.0
 """The pause after a final read that was refused."""
-"""Final reads run as processes numbered from here, apart from every worker's."""
 
 Progress = Callable[[Tally, float, float], None]
 """Called about twice a second with (tally, seconds elapsed, seconds in the main phase)."""
