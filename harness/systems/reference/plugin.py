@@ -25,6 +25,7 @@ import system
 from harness import capabilities as caps
 from harness.systems.api import CONTROL, NODE, SERVICE, Bug, Layout, ProcessSpec
 from harness.systems.reference.info import cluster_info, node_uuid, operators
+from harness.systems.reference.settle import SETTLED_FILE, operator_status, settle
 from system.admin import call
 from system.commands import etcd_argv, master_argv, node_argv, operator_argv
 
@@ -145,11 +146,7 @@ class ReferencePlugin:
             if not routing:
                 return False
             return any(m["status"] != "steady" for m in routing["tablets"].values())
-        status = None
-        for host, port in cluster_info(cluster)["operators"]:
-            with contextlib.suppress(Exception):
-                status = await call(host, port, "status", {}, timeout=1.0)
-                break
+        status = await operator_status(cluster_info(cluster)["operators"], timeout=1.0)
         if not status:
             return False
         tablets = status["tablets"].values()
@@ -220,8 +217,6 @@ class ReferencePlugin:
     async def collect(self, cluster: Cluster, run_dir: Path) -> None:
         """Once the cluster has settled (or stopped trying: ``nodes/settled.json``), each node's state dump, and
         each operator's event log under the name the checkers read."""
-        from harness.systems.reference.settle import SETTLED_FILE, settle
-
         await settle(cluster_info(cluster)["operators"], self.shape["replication"],
                      run_dir / "nodes" / SETTLED_FILE)
         for name in operators(cluster):

@@ -53,11 +53,11 @@ def unsettled(status: Mapping[str, Any], replication: int) -> list[str]:
     return reasons
 
 
-async def operator_status(operators: Sequence[tuple[str, int]]) -> dict[str, Any] | None:
-    """The status from the first operator that answers, or None."""
+async def operator_status(operators: Sequence[tuple[str, int]], timeout: float = 2.0) -> dict[str, Any] | None:
+    """The status from the first operator that answers within ``timeout`` seconds, or None."""
     for host, port in operators:
         with contextlib.suppress(Exception):
-            return dict(await call(host, port, "status", {}, timeout=2.0))
+            return dict(await call(host, port, "status", {}, timeout=timeout))
     return None
 
 
