@@ -11,10 +11,11 @@ from harness.checker import CheckContext
 from harness.cluster import Cluster
 from harness.config import TestConfig
 from harness.history.op import FINAL_PROCESS_BASE, Op
-from harness.protocols import Client, Invocation, Outcome, Workload
+from harness.protocols import Client, Workload
 from harness.run import prepare, run_test
 from harness.testing import FakeSystem, MemoryBackend
 from tests.checkers.histories import sequential
+from tests.harness.refusing import RefusingClient
 
 CTX = CheckContext()
 F = FINAL_PROCESS_BASE
@@ -39,41 +40,21 @@ def test_no_final_reads_leaves_nothing_to_judge() -> None:
     assert RecoveryChecker().check(sequential((0, "read", "k", None, "ok", None)), CTX)["valid"] is True
 
 
-class NeverServesAgain:
-    """A client whose system stops answering once the workload is over (as a commit index that never moves)."""
-
-    def __init__(self, inner: Client, over: list[bool]) -> None:
-        self.inner, self.over = inner, over
-
-    async def open(self, cluster: Cluster) -> None:
-        """Open the wrapped client."""
-        await self.inner.open(cluster)
-
-    async def invoke(self, op: Invocation) -> Outcome:
-        """Refuse everything once the run is over."""
-        if self.over[0]:
-            return Outcome("fail", None, "no leader")
-        return await self.inner.invoke(op)
-
-    async def close(self) -> None:
-        """Close the wrapped client."""
-        await self.inner.close()
-
-
 class StuckAfterFaults(FakeSystem):
     """The fake system, whose clients made after the main phase get no answer."""
 
     def __init__(self) -> None:
         super().__init__()
         self.made = 0
-        self.over = [False]
+        self.over = False
 
     def client(self, workload: Workload, cluster: Cluster) -> Client:
         """The workers' clients work; the final phase's (the client made after them) is refused."""
         self.made += 1
         if self.made > 2:
-            self.over[0] = True
-        return NeverServesAgain(super().client(workload, cluster), self.over)
+            self.over = True
+        # The system stops answering once the workload is over, as a commit index that never moves.
+        return RefusingClient(super().client(workload, cluster), lambda op: self.over)
 
 
 def test_a_run_whose_system_never_serves_again_is_invalid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

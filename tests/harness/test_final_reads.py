@@ -7,31 +7,10 @@ from pathlib import Path
 from harness.cluster import Cluster
 from harness.config import TestConfig
 from harness.history.op import FINAL_PROCESS_BASE
-from harness.protocols import Client, Invocation, Outcome, Workload
+from harness.protocols import Client, Invocation, Workload
 from harness.run import prepare, run_test
 from harness.testing import FakeSystem, MemoryBackend
-
-
-class RefusesFirstReads:
-    """A set client whose first ``refusals`` reads fail definitely, as a member with no leader yet refuses."""
-
-    def __init__(self, inner: Client, refusals: list[int]) -> None:
-        self.inner, self.refusals = inner, refusals
-
-    async def open(self, cluster: Cluster) -> None:
-        """Open the wrapped client."""
-        await self.inner.open(cluster)
-
-    async def invoke(self, op: Invocation) -> Outcome:
-        """Fail a read while refusals are left, else pass the operation on."""
-        if op.f == "read" and self.refusals[0] > 0:
-            self.refusals[0] -= 1
-            return Outcome("fail", None, "no leader")
-        return await self.inner.invoke(op)
-
-    async def close(self) -> None:
-        """Close the wrapped client."""
-        await self.inner.close()
+from tests.harness.refusing import RefusingClient
 
 
 class LeaderlessAtFirst(FakeSystem):
@@ -39,11 +18,18 @@ class LeaderlessAtFirst(FakeSystem):
 
     def __init__(self) -> None:
         super().__init__()
-        self.refusals = [2]
+        self.refusals = 2
 
     def client(self, workload: Workload, cluster: Cluster) -> Client:
-        """A refusing client."""
-        return RefusesFirstReads(super().client(workload, cluster), self.refusals)
+        """A client whose reads fail definitely while refusals are left, as a member with no leader yet refuses."""
+        return RefusingClient(super().client(workload, cluster), self.refuse)
+
+    def refuse(self, op: Invocation) -> bool:
+        """Spend a refusal on a read, while any are left (the count is shared by every client)."""
+        if op.f == "read" and self.refusals > 0:
+            self.refusals -= 1
+            return True
+        return False
 
 
 def test_a_final_read_that_fails_is_tried_again(tmp_path: Path) -> None:
