@@ -16,6 +16,11 @@ if TYPE_CHECKING:
     from harness.cluster import Cluster
 
 
+def process_of(member: str) -> str:
+    """The process a member id runs in: a node that rejoined after a wipe is member ``n3~2`` of process ``n3``."""
+    return member.split("~", 1)[0]
+
+
 def operators(cluster: Cluster) -> list[str]:
     """The operators' names: the first is the active one, the rest are standbys."""
     return cluster.members(CONTROL)

@@ -21,6 +21,7 @@ from typing import Any
 
 from harness.checker import UNKNOWN, CheckContext
 from harness.history.op import Op
+from harness.systems.reference.info import process_of
 from harness.systems.reference.settle import SETTLED_FILE
 
 EXAMPLES = 10
@@ -29,11 +30,6 @@ EXAMPLES = 10
 def _tablets(dump: Mapping[str, Any]) -> Mapping[str, Any]:
     tablets = dump.get("tablets")
     return tablets if isinstance(tablets, dict) else {}
-
-
-def process_of(member: str) -> str:
-    """The process a member id runs in: a node that rejoined after a wipe is member ``n3~2`` of process ``n3``."""
-    return member.split("~", 1)[0]
 
 
 def disagreements(dumps: Mapping[str, Mapping[str, Any]]) -> list[str]:

@@ -32,7 +32,7 @@ from harness.capabilities import NETWORK, PROCESSES
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
-from harness.systems.reference.info import cluster_info
+from harness.systems.reference.info import cluster_info, process_of
 from harness.targets import complete_grudge
 from system.admin import call
 from system.wire import ConnectionLost, RpcError, Unreachable
@@ -56,17 +56,6 @@ async def _operator(cluster: Cluster, method: str, params: dict[str, Any]) -> An
     raise RuntimeError(f"no operator answers: {last}")
 
 
-def _members_by_name(routing: dict[str, Any], alive: dict[str, bool]) -> dict[str, str]:
-    """Process name -> member id, matched by address in the operator's routing table."""
-    nodes = routing["nodes"]
-    out: dict[str, str] = {}
-    for member in alive:
-        for name, addr in nodes.items():
-            if addr == nodes.get(member) and (name == member or name not in alive):
-                out[name] = member
-    return out
-
-
 class StalledSwapNemesis:
     """Stall a swap after the leader applied it, and cut the leader off with the new node."""
 
@@ -85,8 +74,10 @@ class StalledSwapNemesis:
         """Stall a swap, partition, restart the operator, and act on the election it holds."""
         routing = await _operator(cluster, "routing", {})
         status = await _operator(cluster, "status", {})
-        member = _members_by_name(routing, status["alive"])
-        live = sorted(n for n, m in member.items() if status["alive"].get(m))
+        # Routing names processes, the operator's calls take member ids: a node that rejoined after a wipe
+        # is member n3~2 of process n3.
+        member = {process_of(m): m for m, up in status["alive"].items() if up}
+        live = sorted(member)
         ready = {t: tab for t, tab in routing["tablets"].items()
                  if tab["status"] == "steady" and tab["leader"] and len(tab["ensemble"]) == 3
                  and not status["tablets"][t].get("reconfig") and all(n in live for n in tab["ensemble"])
@@ -115,10 +106,10 @@ class StalledSwapNemesis:
         else:
             return {"target": spec.target, "skipped": "every swap was refused", "refused": refused}
         ops = cluster.members(CONTROL)
+        self._operator_down = [ops[0]]  # from here on, the window's end must start it whatever fails
         cut = [leader, new]
         rest = [n for n in cluster.nodes() if n not in cut] + ops
         await cluster.network.partition(complete_grudge([cut, rest]))
-        self._operator_down = [ops[0]]
         await cluster.processes.start(ops[0])
         self._operator_down = []
         done["partitioned"] = [cut, rest]

@@ -1,0 +1,85 @@
+"""The stalled-swap fault on a real local cluster, after a wipe has given a node a new member id: the fault
+must address that node by its process name when it partitions, and leave the operator running afterwards.
+
+The default campaign's clean runs at seeds 6 and 10 (5d2c29e) lost their operator for good: a stalled swap
+picked the rejoined node (member ``n4~2`` of process ``n4``) as the new node, the operator exited at the crash
+point as asked, and the partition then failed on the name ``n4~2``, before the fault had noted that the
+operator was down, so nothing ever started it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.systems.api import CONTROL
+from harness.systems.reference.faults.stalled_swap import _operator
+from harness.systems.reference.faults.wipe import unrepaired
+from harness.systems.reference.master import master_status
+from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster
+
+SPEC = FaultSpec("stalled-swap", "leader-with-new-node")
+
+
+async def _whole(backend: Cluster, replacing: set[str], limit_s: float) -> dict[str, Any]:
+    """The master's status once every tablet is whole and ``replacing`` retired; fails after ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        st = await master_status(backend)
+        if unrepaired(st, replacing) is None:
+            return st
+        assert time.monotonic() < deadline, unrepaired(st, replacing)
+        await asyncio.sleep(0.5)
+
+
+async def _operator_sees(backend: Cluster, member: str, limit_s: float) -> None:
+    """Wait until the active operator counts ``member`` alive."""
+    deadline = time.monotonic() + limit_s
+    while not (await _operator(backend, "status", {}))["alive"].get(member):
+        assert time.monotonic() < deadline, f"the operator never saw {member} alive"
+        await asyncio.sleep(0.5)
+
+
+@pytest.mark.slow
+def test_a_stalled_swap_onto_a_rejoined_node_partitions_by_process_name_and_restarts_the_operator(
+        tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["wipe", "stalled-swap"]) as backend:
+            st = await _whole(backend, set(), 60)
+            acting = set(st["tablets"]["0"]["acting"])
+            spare = next(r["name"] for m, r in st["members"].items() if m not in acting and r["state"] == "normal")
+            await backend.wipe(spare)  # the spare holds no replica: wiping it loses nothing
+            deadline = time.monotonic() + 90
+            while not (rejoined := [m for m, r in (await _whole(backend, {spare}, 90))["members"].items()
+                                    if r["name"] == spare and m != spare and r["state"] == "normal" and r["alive"]]):
+                assert time.monotonic() < deadline, f"{spare} never rejoined as a normal member"
+                await asyncio.sleep(0.5)
+            await _operator_sees(backend, rejoined[0], 30)
+
+            pkg = load_fault("stalled-swap")
+            done = await pkg.start(backend, SPEC, random.Random(2))  # old code: picked "n4~2" at this seed
+            assert "skipped" not in done, done
+            # The only node outside the tablet's ensemble is the rejoined one, named as its process.
+            assert done["new"] == spare and done["partitioned"][0] == [done["leader"], spare], done
+            await pkg.stop(backend)
+            # The operator runs again and routes the tablet to a leader once the network healed.
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    routing = await _operator(backend, "routing", {})
+                    if routing["tablets"]["0"]["leader"]:
+                        break
+                except RuntimeError:
+                    pass
+                assert time.monotonic() < deadline, "no operator routes tablet 0 after the window ended"
+                await asyncio.sleep(0.5)
+            assert backend.members(CONTROL)[0] in backend.specs
+
+    asyncio.run(scenario())
