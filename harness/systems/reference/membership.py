@@ -6,7 +6,7 @@ drives a database's State. Changes (each window starts one; its end starts putti
   (every node holds the tablet) the replica is removed instead, and re-added when the window ends
   (a copy over its tombstone);
 - ``expand``: add a replica on a node outside the up set (skipped when there is none);
-- ``contract``: remove a replica;
+- ``contract``: remove a replica (in the damage guard's turn, :mod:`.faults.guard`, as a wipe is);
 - ``retire-and-readd``: decommission a node (the master drains it, then it is ``left``), and when
   the window ends wipe it and start it again, so it joins as a new node and is re-populated.
 
@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.cluster import Cluster
+from harness.systems.reference.faults.guard import guard_of
 from harness.systems.reference.info import cluster_info
 from system.admin import call
 from system.wire import RpcError
@@ -96,7 +97,13 @@ class ReferenceMembership:
             dst = rng.choice(spare)
             res = await self._admin(cluster, "move_replica", {"tablet": int(t), "from": victim, "to": dst})
         elif len(tab["up"]) > 1:
-            res = await self._admin(cluster, "remove_replica", {"tablet": int(t), "node": victim})
+            # Taking a replica away is taking its data away, as a wipe does: in the damage guard's turn.
+            guard = guard_of(cluster)
+            async with guard.turn(cluster) as why:
+                if why is not None:
+                    return {**out, "skipped": why}
+                guard.damaged([victim])
+                res = await self._admin(cluster, "remove_replica", {"tablet": int(t), "node": victim})
         else:
             return {**out, "skipped": "the tablet has one replica"}
         return {**out, "up": res["up"], "removed": victim}

@@ -1,8 +1,9 @@
 """Fault packages aimed at the reference system's protocol windows, each one file.
 
 They reach the cluster through its capabilities (:mod:`harness.capabilities`) and the system's own
-admin and RPC calls. ``wipe`` here replaces the generic one: it wipes only while the master reports
-every tablet whole, because wiping a node before the last wiped one is replaced is wiping a majority.
+admin and RPC calls. ``wipe`` and ``lose-unsynced`` here replace the generic ones: a wipe, a corrupt file
+and a torn write each take one replica's data, so they take turns through one guard per cluster
+(:mod:`.guard`), because taking a second replica's before the first is repaired is taking a majority's.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from collections.abc import Callable
 
 from harness.protocols import Nemesis
 
-_MODULES = ("wipe", "corrupt", "operator", "failover", "catch_up_partition", "lagging_contract", "cancelled_copy",
-            "config_race", "stalled_swap", "lossy_link", "copy_failover")
+_MODULES = ("wipe", "corrupt", "lose_unsynced", "operator", "failover", "catch_up_partition", "lagging_contract",
+            "cancelled_copy", "config_race", "stalled_swap", "lossy_link", "copy_failover")
 
 
 def _factory(module: str) -> Callable[[], Nemesis]:

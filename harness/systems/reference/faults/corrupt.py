@@ -6,15 +6,17 @@ consensus metadata: the node must treat it as disk loss and refuse to start unde
 cluster then reformats it and it rejoins as a new node. Either way it must never serve wrong data or
 drop an acknowledged entry. The window's end has nothing to undo.
 
-One damaged disk at a time: a window first waits (up to ``SETTLE_S``) until every tablet has a leader
-with a full, synced ensemble again, and is skipped, saying so, if the cluster is still repairing the
-last damage. Destroying a second replica of a tablet before the first is re-copied exceeds what a
+One damaged disk at a time, in the cluster's damage guard's turn (:mod:`harness.systems.reference.faults.guard`):
+a window first waits (up to ``SETTLE_S``) until every tablet has a leader with a full, synced ensemble
+again, and is skipped, saying so, if the cluster is still repairing the last damage or another fault is
+taking a replica's data right now. Destroying a second replica of a tablet before the first is re-copied exceeds what a
 replication factor of 3 tolerates (a majority of copies gone), and losing those writes is then no bug.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections.abc import Sequence
@@ -24,30 +26,13 @@ from harness.capabilities import DISK, PROCESSES
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.reference.faults.file_damage import KINDS, damage_tablet
+from harness.systems.reference.faults.guard import guard_of, healthy_tablets
 from harness.systems.reference.info import cluster_info, node_uuid
-from system.admin import call
+from harness.systems.reference.master import master_status
 from system.node import EXIT_DISK_LOSS
+from system.wire import ConnectionLost, RpcError, Unreachable
 
 SETTLE_S = 30.0
-
-
-async def healthy_tablets(cluster: Cluster) -> set[str]:
-    """The tablets whose leader reports a full ensemble (the replication factor), every follower synced,
-    and no catch-up member: each of their replicas holds the data, so one may be damaged."""
-    info = cluster_info(cluster)
-    rf = int(info.get("replication") or 3)
-    healthy: set[str] = set()
-    for host, port in info.get("nodes", {}).values():
-        try:
-            hello = await call(host, int(port), "hello", {}, timeout=2.0)
-        except Exception:  # a node that is down leads nothing
-            continue
-        for t, rep in hello.get("tablets", {}).items():
-            ensemble = set(rep.get("ensemble") or [])
-            if (rep.get("status") == "leader" and len(ensemble) == rf and not rep.get("pre_voters")
-                    and set(rep.get("followers") or []) >= ensemble - {hello.get("member")}):
-                healthy.add(t)
-    return healthy
 
 
 async def wait_healthy(cluster: Cluster, timeout: float = SETTLE_S) -> bool:
@@ -102,10 +87,20 @@ class CorruptNemesis:
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Damage a random node's tablet files and restart the node, once the last damage is repaired."""
         node = rng.choice(sorted(cluster.nodes()))
-        if not await wait_healthy(cluster):
-            return {"target": spec.target, "skipped": f"a tablet still lacks a full, synced ensemble after "
-                    f"{SETTLE_S:.0f} s: damaging another replica could destroy a majority of its copies"}
-        return {"target": spec.target, **await damage(cluster, node, spec.target, rng)}
+        guard = guard_of(cluster)
+        async with guard.turn(cluster, SETTLE_S) as why:
+            if why is not None:
+                return {"target": spec.target, "skipped": f"{why} (after waiting up to {SETTLE_S:.0f} s)"}
+            guard.damaged([node])
+            members: dict[str, Any] = {}
+            if cluster_info(cluster).get("master"):
+                with contextlib.suppress(TimeoutError, OSError, RpcError, ConnectionLost, Unreachable):
+                    members = (await master_status(cluster))["members"]
+            done = await damage(cluster, node, spec.target, rng)
+            if done.get("reformatted"):  # a new identity: the master retires the old one when it rejoins
+                guard.replacing = {m for m, rec in members.items()
+                                   if rec.get("name") == node and rec.get("state") != "left"}
+            return {"target": spec.target, **done}
 
     async def stop(self, cluster: Cluster) -> dict[str, Any]:
         """Nothing to undo: the node restarted as part of the fault."""

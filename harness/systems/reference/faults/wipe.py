@@ -3,11 +3,12 @@
 The node must come back through the disk-loss path: a new identity, re-replicated by the control
 plane, never answering under its old UUID.
 
-A node is wiped only when the master reports every tablet whole (steady, no migration, a full acting
-set, every acting member normal and alive) and the last wiped node's old identity retired. Wiping one
-node while the last wipe is still being repaired is wiping a majority of some tablet, which loses
-acknowledged writes in any system (it did: three wipes in 15 s of a three-node cluster, before the
-master had replaced the first, emptied every tablet).
+A node is wiped only in the cluster's damage guard's turn (:mod:`harness.systems.reference.faults.guard`):
+when the master reports every tablet whole (steady, no migration, a full acting set, every acting member
+normal and alive), the last wiped node's old identity is retired, and no other fault is taking a replica's
+data. Wiping one node while the last wipe is still being repaired is wiping a majority of some tablet,
+which loses acknowledged writes in any system (it did: three wipes in 15 s of a three-node cluster, before
+the master had replaced the first, emptied every tablet).
 """
 
 from __future__ import annotations
@@ -19,9 +20,16 @@ from typing import Any
 from harness.capabilities import DISK, PROCESSES
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
+from harness.systems.reference.faults.guard import guard_of, unrepaired
 from harness.systems.reference.info import cluster_info, node_uuid
 from harness.systems.reference.master import master_status
 from system.wire import ConnectionLost, RpcError, Unreachable
+
+__all__ = ["WIPE_WEIGHT", "WipeNemesis", "package", "unrepaired"]
+
+WIPE_WEIGHT = 3.0
+"""How often the default campaign picks a wipe, against 1 for a blunt package: most wipes wait for the
+cluster to be whole again and are skipped, and a wiped node's rejoin is where identity bugs show."""
 
 
 class WipeNemesis:
@@ -30,33 +38,30 @@ class WipeNemesis:
     name = "wipe"
     color = "#2e86ab"
     needs = frozenset({PROCESSES, DISK})
-
-    def __init__(self) -> None:
-        self._replacing: set[str] = set()
-        """Member ids of the node this fault wiped last, until no tablet still counts on them."""
+    mix_weight = WIPE_WEIGHT
 
     def targets(self) -> Sequence[str]:
         """Only one node at a time: wiping a majority loses acknowledged data by design."""
         return ("one",)
 
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
-        """Wipe one random node, if every tablet is whole."""
-        status: dict[str, Any] | None = None
-        if cluster_info(cluster).get("master"):
-            try:
-                status = await master_status(cluster)
-            except (TimeoutError, OSError, RpcError, ConnectionLost, Unreachable) as e:
-                return {"target": spec.target, "skipped": f"the master did not answer ({type(e).__name__})"}
-            why_not = unrepaired(status, self._replacing)
-            if why_not is not None:
-                return {"target": spec.target, "skipped": why_not}
-        node = rng.choice(sorted(cluster.nodes()))
-        if status is not None:
-            self._replacing = {m for m, rec in status.get("members", {}).items()
-                               if rec.get("name") == node and rec.get("state") != "left"}
-        old_uuid = await node_uuid(cluster, node)
-        await cluster.wipe(node)
-        return {"target": spec.target, "wiped": [node], "old_uuids": {node: old_uuid}}
+        """Wipe one random node, in the damage guard's turn."""
+        guard = guard_of(cluster)
+        async with guard.turn(cluster) as why:
+            if why is not None:
+                return {"target": spec.target, "skipped": why}
+            node = rng.choice(sorted(cluster.nodes()))
+            guard.damaged([node])
+            if cluster_info(cluster).get("master"):
+                try:
+                    status = await master_status(cluster)
+                except (TimeoutError, OSError, RpcError, ConnectionLost, Unreachable) as e:
+                    return {"target": spec.target, "skipped": f"the master did not answer ({type(e).__name__})"}
+                guard.replacing = {m for m, rec in status.get("members", {}).items()
+                                   if rec.get("name") == node and rec.get("state") != "left"}
+            old_uuid = await node_uuid(cluster, node)
+            await cluster.wipe(node)
+            return {"target": spec.target, "wiped": [node], "old_uuids": {node: old_uuid}}
 
     async def stop(self, cluster: Cluster) -> dict[str, Any]:
         """Nothing to undo: the wiped node was restarted as part of the wipe."""
@@ -64,25 +69,6 @@ class WipeNemesis:
 
     async def heal(self, cluster: Cluster) -> None:
         """Nothing to undo."""
-
-
-def unrepaired(status: dict[str, Any], replacing: set[str]) -> str | None:
-    """Why wiping a node now could wipe a majority of some tablet, or None when the master's ``status``
-    shows every tablet whole and no acting set still holds a member of ``replacing`` (the last wiped
-    node's old identities, which the master retires only when the node rejoins)."""
-    members = status.get("members") or {}
-    for m in sorted(replacing):
-        if (members.get(m) or {}).get("state") != "left":
-            return f"the last wiped node's old identity {m} has not been retired yet"
-    for t, tab in sorted(status.get("tablets", {}).items()):
-        acting = list(tab.get("acting") or [])
-        if tab.get("status") != "steady" or tab.get("migration") or len(acting) < int(tab.get("rf") or 0):
-            return f"tablet {t} is not whole yet (status {tab.get('status')}, acting {acting}, rf {tab.get('rf')})"
-        gone = [m for m in acting if (members.get(m) or {}).get("state") != "normal"
-                or not (members.get(m) or {}).get("alive")]
-        if gone:
-            return f"tablet {t} still has replicas on members {gone}, which are dead or retired"
-    return None
 
 
 def package() -> WipeNemesis:

@@ -20,8 +20,8 @@ import pytest
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
+from harness.systems.reference.faults.guard import unrepaired
 from harness.systems.reference.faults.stalled_swap import _operator
-from harness.systems.reference.faults.wipe import unrepaired
 from harness.systems.reference.master import master_status
 from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster
 

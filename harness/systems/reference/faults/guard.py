@@ -1,0 +1,142 @@
+"""One guard per cluster for the faults that take a replica's data away: a wipe, file damage, a torn
+write, and a contraction of a replica set.
+
+With a replication factor of 3, a tablet survives losing one replica's data, not two. Each of those faults
+used to check on its own that the cluster was whole before it struck, so when the default campaign's two
+lanes ran two of them a second apart, both checks passed (the first damage was not visible yet: a node
+whose WAL was just truncated still counted as a synced follower until it restarted and refused the tablet)
+and together they destroyed a majority of one tablet's copies. The tablet then stayed leaderless for the
+rest of the run, and the recovery checker rightly reported it (seeds 4 and 5 of the clean default campaign
+at 5d2c29e).
+
+So every such fault takes its **turn** (:meth:`DamageGuard.turn`): one at a time, and only when
+
+- no other damage is being done right now (a turn is never waited for: the window is skipped, saying so);
+- the last damage is at least ``VISIBLE_S`` old, long enough for the damaged node to have restarted and
+  reported what it refuses to serve;
+- the master reports every tablet whole and the last damaged node's old identities retired
+  (:func:`~harness.systems.reference.faults.wipe.unrepaired`), when the cluster runs a master;
+- every tablet's leader reports a full, synced ensemble (:func:`healthy_tablets`), waiting up to the turn's
+  ``wait_s`` for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import weakref
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+from harness.cluster import Cluster
+from harness.systems.reference.info import cluster_info
+from harness.systems.reference.master import master_status
+from system.admin import call
+from system.wire import ConnectionLost, RpcError, Unreachable
+
+VISIBLE_S = 10.0
+"""How long after a damage the next one waits at least: a restarted node has refused what it must by then."""
+POLL_S = 0.5
+
+
+async def healthy_tablets(cluster: Cluster) -> set[str]:
+    """The tablets whose leader reports a full ensemble (the replication factor), every follower synced,
+    and no catch-up member: each of their replicas holds the data, so one may be damaged."""
+    info = cluster_info(cluster)
+    rf = int(info.get("replication") or 3)
+    healthy: set[str] = set()
+    for host, port in info.get("nodes", {}).values():
+        try:
+            hello = await call(host, int(port), "hello", {}, timeout=2.0)
+        except Exception:  # a node that is down leads nothing
+            continue
+        for t, rep in hello.get("tablets", {}).items():
+            ensemble = set(rep.get("ensemble") or [])
+            if (rep.get("status") == "leader" and len(ensemble) == rf and not rep.get("pre_voters")
+                    and set(rep.get("followers") or []) >= ensemble - {hello.get("member")}):
+                healthy.add(t)
+    return healthy
+
+
+def unrepaired(status: dict[str, Any], replacing: set[str]) -> str | None:
+    """Why damaging a node now could destroy a majority of some tablet, or None when the master's ``status``
+    shows every tablet whole and no acting set still holds a member of ``replacing`` (the last damaged
+    node's old identities, which the master retires only when the node rejoins)."""
+    members = status.get("members") or {}
+    for m in sorted(replacing):
+        if (members.get(m) or {}).get("state") != "left":
+            return f"the last wiped node's old identity {m} has not been retired yet"
+    for t, tab in sorted(status.get("tablets", {}).items()):
+        acting = list(tab.get("acting") or [])
+        if tab.get("status") != "steady" or tab.get("migration") or len(acting) < int(tab.get("rf") or 0):
+            return f"tablet {t} is not whole yet (status {tab.get('status')}, acting {acting}, rf {tab.get('rf')})"
+        gone = [m for m in acting if (members.get(m) or {}).get("state") != "normal"
+                or not (members.get(m) or {}).get("alive")]
+        if gone:
+            return f"tablet {t} still has replicas on members {gone}, which are dead or retired"
+    return None
+
+
+class DamageGuard:
+    """The turn-taking of one cluster's data-destroying faults (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._last: float | None = None
+        self._last_nodes: list[str] = []
+        self.replacing: set[str] = set()
+        """Member ids that the last wipe or reformat replaced, until the master retires them."""
+
+    async def refusal(self, cluster: Cluster) -> str | None:
+        """Why no replica's data may be taken now, in words; None when it may."""
+        if self._last is not None and (age := time.monotonic() - self._last) < VISIBLE_S:
+            return (f"the last damage ({', '.join(self._last_nodes)}, {age:.1f} s ago) may not be visible yet: "
+                    f"another could destroy a majority of some tablet's copies")
+        if cluster_info(cluster).get("master"):
+            try:
+                why = unrepaired(await master_status(cluster), self.replacing)
+            except (TimeoutError, OSError, RpcError, ConnectionLost, Unreachable) as e:
+                return f"the master did not answer ({type(e).__name__})"
+            if why is not None:
+                return why
+        whole = int(cluster_info(cluster).get("tablets") or 0)
+        healthy = await healthy_tablets(cluster)
+        if len(healthy) < whole:
+            return f"{whole - len(healthy)} tablet(s) lack a leader with a full, synced ensemble"
+        return None
+
+    @contextlib.asynccontextmanager
+    async def turn(self, cluster: Cluster, wait_s: float = 0.0) -> AsyncIterator[str | None]:
+        """The guard for one fault: yields None when the fault may take a replica's data (and holds every
+        other fault off until the body ends and ``VISIBLE_S`` more have passed), else why not; the body must
+        then do nothing. Waits up to ``wait_s`` for the cluster to become whole; never for another turn."""
+        if self._lock.locked():
+            yield f"another fault is taking a replica's data right now ({', '.join(self._last_nodes) or 'starting'})"
+            return
+        async with self._lock:
+            deadline = time.monotonic() + wait_s
+            while (why := await self.refusal(cluster)) is not None and time.monotonic() < deadline:
+                await asyncio.sleep(POLL_S)
+            if why is None:
+                self._last_nodes = []
+            try:
+                yield why
+            finally:
+                if why is None:
+                    self._last = time.monotonic()
+
+    def damaged(self, nodes: Iterable[str]) -> None:
+        """Name the nodes the current turn takes data from (for the next refusals' words)."""
+        self._last_nodes = sorted(nodes)
+
+
+_GUARDS: weakref.WeakKeyDictionary[Cluster, DamageGuard] = weakref.WeakKeyDictionary()
+
+
+def guard_of(cluster: Cluster) -> DamageGuard:
+    """The cluster's one damage guard, shared by every fault package of its run."""
+    guard = _GUARDS.get(cluster)
+    if guard is None:
+        guard = _GUARDS[cluster] = DamageGuard()
+    return guard

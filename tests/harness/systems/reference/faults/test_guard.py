@@ -1,0 +1,82 @@
+"""The damage guard on a real local cluster: the faults that take a replica's data take turns, so two of
+them never strike one tablet before the first damage is repaired."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.cluster import Cluster
+from harness.protocols import FaultSpec
+from harness.systems.reference.faults.guard import VISIBLE_S, guard_of, unrepaired
+from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster
+
+
+async def _turn_free(backend: Cluster, limit_s: float) -> None:
+    """Wait until the guard would give a fault its turn; fails after ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    while (why := await guard_of(backend).refusal(backend)) is not None:
+        assert time.monotonic() < deadline, why
+        await asyncio.sleep(0.5)
+
+
+@pytest.mark.slow
+def test_a_wipe_right_after_a_truncated_wal_waits_until_the_damage_is_repaired(tmp_path: Path) -> None:
+    # The clean default campaign at seed 5 (5d2c29e): a corrupt fault truncated n1's WAL of tablet 3, and
+    # 0.6 s later the other lane wiped n2. The master still counted n1 a healthy replica, so the wipe went
+    # ahead, and tablet 3 lost two of its three copies: leaderless for the rest of the run.
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nodes=3, tablets=1, nemesis=["wipe", "corrupt"]) as backend:
+            await _turn_free(backend, 60)
+            corrupt = await load_fault("corrupt").start(backend, FaultSpec("corrupt", "truncate"), random.Random(1))
+            assert "skipped" not in corrupt and corrupt["file"], corrupt
+            wipe = load_fault("wipe")
+            second = await wipe.start(backend, FaultSpec("wipe", "one"), random.Random(2))
+            assert "wiped" not in second and "not be visible yet" in second["skipped"], second
+            # Once the damaged replica is repaired, a wipe may strike again.
+            started = time.monotonic()
+            await _turn_free(backend, 120)
+            assert time.monotonic() - started >= VISIBLE_S - 2.0
+            third = await wipe.start(backend, FaultSpec("wipe", "one"), random.Random(3))
+            assert len(third.get("wiped", [])) == 1, third
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.slow
+def test_a_power_loss_of_several_nodes_tears_no_write(tmp_path: Path) -> None:
+    # The clean default campaign at seed 4: a power loss of all three nodes tore n1's last write, in the WAL
+    # of a tablet whose third replica was being re-copied; the reference WAL refuses a torn record, so the
+    # tablet never had a fence majority again.
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nodes=3, tablets=1, nemesis=["lose-unsynced"]) as backend:
+            pkg = load_fault("lose-unsynced")
+            outcomes = []
+            for seed in range(1, 5):
+                done = await pkg.start(backend, FaultSpec("lose-unsynced", "all"), random.Random(seed))
+                assert len(done["nodes"]) == 3 and done["tear"] is False, done
+                assert all(lost["torn"] is None for lost in done["lost"].values()), done
+                outcomes.append("untorn" in done)
+                await backend.wait_ready(60)
+            assert any(outcomes), "no seed in 1-4 drew a tear to refuse"
+
+    asyncio.run(scenario())
+
+
+def test_unrepaired_names_what_is_missing() -> None:
+    members = {"n1": {"name": "n1", "state": "left", "alive": False},
+               "n1~2": {"name": "n1", "state": "normal", "alive": True},
+               "n2": {"name": "n2", "state": "normal", "alive": True},
+               "n3": {"name": "n3", "state": "normal", "alive": True}}
+    whole = {"status": "steady", "migration": None, "rf": 3, "acting": ["n1~2", "n2", "n3"]}
+    assert unrepaired({"members": members, "tablets": {"0": whole}}, {"n1"}) is None
+    stale = {**whole, "acting": ["n1", "n2", "n3"]}
+    assert "n1" in str(unrepaired({"members": members, "tablets": {"0": stale}}, {"n1"}))
+    assert "not been retired" in str(unrepaired({"members": {**members, "n1": {"state": "normal", "alive": True}},
+                                                 "tablets": {"0": whole}}, {"n1"}))
+    moving = {**whole, "migration": {"new": "n4"}}
+    assert "not whole" in str(unrepaired({"members": members, "tablets": {"0": moving}}, set()))
