@@ -25,8 +25,9 @@ POLL_S = 0.5
 SETTLED_FILE = "settled.json"
 
 
-def unsettled(status: Mapping[str, Any], replication: int) -> list[str]:
-    """What keeps an operator's ``status`` from showing a whole, converged cluster (empty when it is)."""
+def unsettled(status: Mapping[str, Any], replication: int, *, commits_agree: bool = True) -> list[str]:
+    """What keeps an operator's ``status`` from showing a whole, converged cluster (empty when it is).
+    With ``commits_agree`` False, members that lag their leader's commit index are whole enough."""
     reasons: list[str] = []
     alive: Mapping[str, bool] = status.get("alive") or {}
     commits: Mapping[str, Mapping[str, Any]] = status.get("commits") or {}
@@ -46,6 +47,8 @@ def unsettled(status: Mapping[str, Any], replication: int) -> list[str]:
         for member in ensemble:
             if not alive.get(member):
                 reasons.append(f"tablet {t}: member {member} is not alive")
+                continue
+            if not commits_agree:
                 continue
             at = (commits.get(member) or {}).get(t)
             if at != top:

@@ -15,7 +15,11 @@ So every such fault takes its **turn** (:meth:`DamageGuard.turn`): one at a time
 - the last damage is at least ``VISIBLE_S`` old, long enough for the damaged node to have restarted and
   reported what it refuses to serve;
 - the master reports every tablet whole and the last damaged node's old identities retired
-  (:func:`~harness.systems.reference.faults.wipe.unrepaired`), when the cluster runs a master;
+  (:func:`unrepaired`), when the cluster runs a master;
+- the operator reports every tablet steady, led, with a full ensemble of live members and no
+  reconfiguration or migration in progress (a swap stalled in its prepare phase makes an election fence
+  four nodes, three of which must answer: taking one of them away as well leaves the tablet leaderless,
+  as the clean default campaign at seed 4 showed after 62f7d1d);
 - every tablet's leader reports a full, synced ensemble (:func:`healthy_tablets`), waiting up to the turn's
   ``wait_s`` for it.
 """
@@ -32,6 +36,7 @@ from typing import Any
 from harness.cluster import Cluster
 from harness.systems.reference.info import cluster_info
 from harness.systems.reference.master import master_status
+from harness.systems.reference.settle import operator_status, unsettled
 from system.admin import call
 from system.wire import ConnectionLost, RpcError, Unreachable
 
@@ -100,7 +105,14 @@ class DamageGuard:
                 return f"the master did not answer ({type(e).__name__})"
             if why is not None:
                 return why
-        whole = int(cluster_info(cluster).get("tablets") or 0)
+        info = cluster_info(cluster)
+        status = await operator_status(info["operators"])
+        if status is None:
+            return "no operator answered"
+        unsteady = unsettled(status, int(info.get("replication") or 3), commits_agree=False)
+        if unsteady:
+            return unsteady[0]
+        whole = int(info.get("tablets") or 0)
         healthy = await healthy_tablets(cluster)
         if len(healthy) < whole:
             return f"{whole - len(healthy)} tablet(s) lack a leader with a full, synced ensemble"

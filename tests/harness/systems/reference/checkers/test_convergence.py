@@ -29,6 +29,9 @@ def test_what_keeps_a_cluster_from_settling_is_named() -> None:
     behind = status()
     behind["commits"]["n3"]["0"] = 12
     assert unsettled(behind, 3) == ["tablet 0: member n3 has commit index 12, its leader n1 40"]
+    # The damage guard's view: a follower behind its leader is whole enough, a stalled swap is not.
+    assert unsettled(behind, 3, commits_agree=False) == []
+    assert "reconfiguration in progress" in unsettled(status(reconfig={"op": "swap"}), 3, commits_agree=False)[0]
     dead = status()
     dead["alive"]["n2"] = False
     assert unsettled(dead, 3) == ["tablet 0: member n2 is not alive"]
