@@ -8,7 +8,8 @@ node's state; this checker reads both.
 
 It reports a cluster that never settled, with what was still wrong (a member stuck behind, a
 reconfiguration never finished, an election never won), and, in the dumps taken right after, a member
-whose head or commit index differs from its leader's. Safety checkers miss these: a replica that
+whose head or commit index differs from its leader's, or a leader replicating to another ensemble than
+the one the control plane recorded. Safety checkers miss these: a replica that
 silently stopped replicating, or a copy that never completes, loses no acknowledged write until one
 more failure strikes.
 """
@@ -53,6 +54,25 @@ def disagreements(dumps: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return found
 
 
+def ensembles_differ(dumps: Mapping[str, Mapping[str, Any]], status: Mapping[str, Any] | None) -> list[str]:
+    """Leaders whose dumped ensemble differs from the one the control plane recorded for their tablet (in the
+    operator's ``status`` taken when the cluster settled, with no reconfiguration in flight): a leader must
+    replicate to exactly the ensemble the record names, or its commit quorum is not the one elections fence."""
+    recorded = (status or {}).get("tablets") or {}
+    found: list[str] = []
+    for node, dump in sorted(dumps.items()):
+        for t, mine in sorted(_tablets(dump).items(), key=lambda kv: int(kv[0])):
+            record = recorded.get(t)
+            if not isinstance(mine, dict) or mine.get("status") != "leader" or not isinstance(record, dict):
+                continue
+            if record.get("leader") is not None and process_of(str(record["leader"])) != node:
+                continue  # a deposed leader's leftover role; the recorded leader's dump is the one to judge
+            if sorted(mine.get("ensemble") or []) != sorted(record.get("ensemble") or []):
+                found.append(f"tablet {t}: leader {node} replicates to {sorted(mine.get('ensemble') or [])}, the "
+                             f"control plane recorded {sorted(record.get('ensemble') or [])}")
+    return found
+
+
 class ConvergenceChecker:
     """Invalid when the cluster did not become whole after the heal, or its replicas disagree."""
 
@@ -70,6 +90,8 @@ class ConvergenceChecker:
             if isinstance(data, dict) and "tablets" in data:
                 dumps[path.parent.name] = data
         apart = disagreements(dumps)
+        if settled.get("settled"):
+            apart += ensembles_differ(dumps, settled.get("status"))
         reasons = list(settled.get("reasons") or [])
         base = {"settled": bool(settled.get("settled")), "seconds": settled.get("seconds"),
                 "patience_s": settled.get("patience_s")}

@@ -37,11 +37,13 @@ def test_what_keeps_a_cluster_from_settling_is_named() -> None:
     assert unsettled(dead, 3) == ["tablet 0: member n2 is not alive"]
 
 
-def write_run(run: Path, settled: bool, reasons: list[str], heads: dict[str, list[int]]) -> None:
+def write_run(run: Path, settled: bool, reasons: list[str], heads: dict[str, list[int]],
+              recorded: list[str] | None = None) -> None:
     nodes = run / "nodes"
     nodes.mkdir(parents=True)
+    record = status(ensemble=recorded or ["n1", "n2", "n3~2"])
     (nodes / SETTLED_FILE).write_text(json.dumps({"settled": settled, "seconds": 1.5, "patience_s": 30.0,
-                                                  "reasons": reasons}))
+                                                  "reasons": reasons, "status": record}))
     for node, head in heads.items():
         me: dict[str, object] = {"status": "leader" if node == "n1" else "follower", "head": head, "commit": head[1]}
         if node == "n1":
@@ -70,3 +72,13 @@ def test_a_cluster_that_never_settled_is_invalid_with_its_reasons(tmp_path: Path
 
 def test_without_the_settling_record_it_cannot_judge(tmp_path: Path) -> None:
     assert ConvergenceChecker().check([], CheckContext(run_dir=tmp_path))["valid"] == "unknown"
+
+
+def test_a_leader_replicating_to_another_ensemble_than_recorded_is_invalid(tmp_path: Path) -> None:
+    # A swap the leader applied without dropping the old member (mutant leader.py `op is not "swap"`): the
+    # record says n1, n2, n4 while the leader still counts n3~2, so its commit quorum is not the fenced one.
+    write_run(tmp_path, True, [], {"n1": [3, 40], "n2": [3, 40], "n3": [3, 40]}, recorded=["n1", "n2", "n4"])
+    result = ConvergenceChecker().check([], CheckContext(run_dir=tmp_path))
+    assert result["valid"] is False
+    assert ("tablet 0: leader n1 replicates to ['n1', 'n2', 'n3~2'], the control plane recorded ['n1', 'n2', 'n4']"
+            in result["disagreements"])
