@@ -7,8 +7,9 @@ drives a database's State. Changes (each window starts one; its end starts putti
   (a copy over its tombstone);
 - ``expand``: add a replica on a node outside the up set (skipped when there is none);
 - ``contract``: remove a replica (in the damage guard's turn, :mod:`.faults.guard`, as a wipe is);
-- ``retire-and-readd``: decommission a node (the master drains it, then it is ``left``), and when
-  the window ends wipe it and start it again, so it joins as a new node and is re-populated.
+- ``retire-and-readd``: decommission a node's live member (the master drains it, then it is ``left``),
+  and when the window ends, once it has left, wipe it and start it again, so it joins as a new node and
+  is re-populated (one not yet drained waits for a later window's end, or the heal).
 
 Every window's end (``restore``), and the heal step (``settle``), restore the configured replica count on
 every tablet; ``settle`` also waits (bounded) until no migration is in flight and each acting set equals
@@ -38,7 +39,8 @@ class ReferenceMembership:
     """Admin-driven replica moves, expansions, contractions and node retirements (a Membership State)."""
 
     def __init__(self) -> None:
-        self._retired: list[str] = []
+        self._retired: list[tuple[str, str]] = []
+        """(process, member) of each node retired and not yet wiped and started again."""
 
     def changes(self) -> Sequence[str]:
         """The membership changes a window may make."""
@@ -84,8 +86,13 @@ class ReferenceMembership:
         out: dict[str, Any] = {"target": kind, "tablet": int(t)}
         if kind == "retire-and-readd":
             node = rng.choice(sorted(cluster.nodes()))
-            res = await self._admin(cluster, "retire_node", {"node": node})
-            self._retired.append(node)
+            # The node's live member: after a wipe, process n4 is member n4~2, and "n4" names the old, left
+            # identity, which the master would report already retired while n4~2 kept its replicas.
+            member = next((m for m, r in sorted(members.items()) if r["name"] == node and r["state"] != "left"), None)
+            if member is None:
+                return {**out, "skipped": f"{node} has no member that has not left"}
+            res = await self._admin(cluster, "retire_node", {"node": member})
+            self._retired.append((node, str(res["member"])))
             return {**out, "retired": node, "member": res["member"]}
         if kind == "expand":
             if not spare:
@@ -114,18 +121,26 @@ class ReferenceMembership:
         restored = await self._restore(cluster)
         return {"readded": readded, "restored": restored}
 
-    async def _readd(self, cluster: Cluster) -> list[str]:
-        done = []
+    async def _readd(self, cluster: Cluster, wait_s: float = RETIRE_WAIT_S, force: bool = False) -> list[str]:
+        """Wipe and restart each retired node once the master has drained it (its member ``left``), waiting up
+        to ``wait_s``; one still holding replicas after that stays retired for the next call, unless
+        ``force`` (the heal: the cluster must get its node back)."""
+        done, waiting = [], []
+        deadline = time.monotonic() + wait_s
         while self._retired:
-            node = self._retired.pop()
-            deadline = time.monotonic() + RETIRE_WAIT_S
-            while time.monotonic() < deadline:
+            node, member = self._retired.pop()
+            while True:
                 st = await self._status(cluster)
-                if not any(r["name"] == node and r["state"] == "decommissioning" for r in st["members"].values()):
+                drained = (st["members"].get(member) or {}).get("state") == "left"
+                if drained or time.monotonic() >= deadline:
                     break
                 await asyncio.sleep(0.5)
+            if not drained and not force:
+                waiting.append((node, member))  # wiping it now would take its replicas' data
+                continue
             await cluster.wipe(node)  # a retired node comes back only as a new node
             done.append(node)
+        self._retired = waiting
         return done
 
     async def _restore(self, cluster: Cluster) -> dict[str, int]:
@@ -140,7 +155,7 @@ class ReferenceMembership:
 
     async def settle(self, cluster: Cluster) -> None:
         """Re-add, restore every tablet's replica count, and wait until the acting sets match."""
-        await self._readd(cluster)
+        await self._readd(cluster, SETTLE_S, force=True)
         rf = int(cluster_info(cluster).get("replication") or 3)
         deadline = time.monotonic() + SETTLE_S
         while time.monotonic() < deadline:

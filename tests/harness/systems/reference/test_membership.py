@@ -1,0 +1,67 @@
+"""The reference system's membership State on a real local cluster: retire-and-readd retires the node's live
+member, even after a wipe gave the node a new one."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.cluster import Cluster
+from harness.systems.reference.faults.guard import unrepaired
+from harness.systems.reference.master import master_status
+from tests.harness.systems.reference.cluster_kit import reference_cluster
+
+
+async def _rejoined(backend: Cluster, node: str, limit_s: float) -> str:
+    """The member id ``node`` rejoined under after a wipe, once it is normal and every tablet is whole."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        st = await master_status(backend)
+        new = [m for m, r in st["members"].items() if r["name"] == node and m != node and r["state"] == "normal"
+               and r["alive"]]
+        if new and unrepaired(st, {node}) is None:
+            return new[0]
+        assert time.monotonic() < deadline, f"{node} did not rejoin whole: {unrepaired(st, {node})}"
+        await asyncio.sleep(0.5)
+
+
+@pytest.mark.slow
+def test_retire_and_readd_retires_the_live_member_of_a_wiped_node(tmp_path: Path) -> None:
+    # The clean default campaign at seed 10 (62f7d1d): n4 had been wiped (member n4~2) and retire-and-readd
+    # asked the master to retire "n4", the old identity, long left; the master answered "already retired",
+    # n4~2 kept its replicas, and the window's end wiped them: a replica's data gone outside the damage guard.
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["membership", "wipe"]) as backend:
+            seed = 3
+            draw = random.Random(seed)
+            draw.choice(["0"])  # the change's first draw is the tablet, then the node
+            node = draw.choice(sorted(backend.nodes()))
+            deadline = time.monotonic() + 60
+            while unrepaired(await master_status(backend), set()) is not None:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.5)
+            await backend.wipe(node)
+            member = await _rejoined(backend, node, 90)
+
+            state = backend.membership
+            out = await state.change(backend, "retire-and-readd", random.Random(seed))
+            assert out["retired"] == node and out["member"] == member, out
+            st = await master_status(backend)
+            assert st["members"][member]["state"] in ("decommissioning", "left"), st["members"][member]
+            # The window's end wipes it only once drained; the heal brings it back as a new member either way.
+            await state.settle(backend)
+            deadline = time.monotonic() + 30
+            while True:
+                st = await master_status(backend)
+                if any(r["name"] == node and r["state"] == "normal" and m not in (node, member)
+                       for m, r in st["members"].items()):
+                    break
+                assert time.monotonic() < deadline, st["members"]
+                await asyncio.sleep(0.5)
+            assert st["members"][member]["state"] == "left"
+
+    asyncio.run(scenario())
