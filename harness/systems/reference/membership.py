@@ -9,7 +9,8 @@ drives a database's State. Changes (each window starts one; its end starts putti
 - ``contract``: remove a replica (in the damage guard's turn, :mod:`.faults.guard`, as a wipe is);
 - ``retire-and-readd``: decommission a node's live member (the master drains it, then it is ``left``),
   and when the window ends, once it has left, wipe it and start it again, so it joins as a new node and
-  is re-populated (one not yet drained waits for a later window's end, or the heal).
+  is re-populated (one not yet drained waits for a later window's end, or the heal, which wipes it only
+  in the damage guard's turn).
 
 Every window's end (``restore``), and the heal step (``settle``), restore the configured replica count on
 every tablet; ``settle`` also waits (bounded) until no migration is in flight and each acting set equals
@@ -124,7 +125,8 @@ class ReferenceMembership:
     async def _readd(self, cluster: Cluster, wait_s: float = RETIRE_WAIT_S, force: bool = False) -> list[str]:
         """Wipe and restart each retired node once the master has drained it (its member ``left``), waiting up
         to ``wait_s``; one still holding replicas after that stays retired for the next call, unless
-        ``force`` (the heal: the cluster must get its node back)."""
+        ``force`` (the heal: the cluster should get its node back), which wipes it in the damage guard's turn
+        if it gets one."""
         done, waiting = [], []
         deadline = time.monotonic() + wait_s
         while self._retired:
@@ -135,11 +137,20 @@ class ReferenceMembership:
                 if drained or time.monotonic() >= deadline:
                     break
                 await asyncio.sleep(0.5)
-            if not drained and not force:
+            if drained:
+                await cluster.wipe(node)  # a retired node comes back only as a new node
+                done.append(node)
+            elif not force:
                 waiting.append((node, member))  # wiping it now would take its replicas' data
-                continue
-            await cluster.wipe(node)  # a retired node comes back only as a new node
-            done.append(node)
+            else:  # the heal: wiping an undrained node takes a replica's data, so only in the damage guard's turn
+                guard = guard_of(cluster)
+                async with guard.turn(cluster, max(0.0, deadline - time.monotonic()) + SETTLE_S) as why:
+                    if why is None:
+                        guard.damaged([node])
+                        await cluster.wipe(node)
+                        done.append(node)
+                    else:
+                        waiting.append((node, member))
         self._retired = waiting
         return done
 
