@@ -46,8 +46,9 @@ class SessionGuards:
         self._locks: dict[int, asyncio.Lock] = {}
 
     def lock(self, tablet: int) -> asyncio.Lock:
-        """Held by a copy from its last session check until it is READY, and by a barrier: so a barrier
-        waits for a copy already applying under an older session, and no copy applies after it."""
+        """Held by a copy's start until it is COPYING, by a copy from its last session check until it is
+        READY, and by a barrier: so a barrier waits for a copy already applying under an older session, no
+        copy applies after it, and a second start of a copy sees the first one's COPYING state."""
         return self._locks.setdefault(tablet, asyncio.Lock())
 
     def is_open(self, tablet: int, session: int) -> bool:
@@ -106,34 +107,37 @@ async def start_tablet_copy(node: Node, params: dict[str, Any]) -> dict[str, Any
     t = int(params["tablet"])
     session = int(params["session"])
     source = dict(params["source"])
-    r = node.tablets.get(t)
-    state, local_epoch, local_last = _local_state(r)
-    if not node.guards.is_open(t, session):
-        raise RpcError("stale_session", f"session {session} of tablet {t} is closed", state=state)
-    err = rules.copy_start_error(state, params["current_state"], int(params["epoch"]), local_epoch,
-                                 params.get("last_entry"), local_last)
-    if err is not None:
-        raise RpcError(err, f"start copy of tablet {t}: we are {state} at epoch {local_epoch}", state=state,
-                       epoch=local_epoch, session=r.session if r is not None else None)
-    tablet_dir = node.tablet_dir(t)
-    if r is not None and state == READY:
-        await r.delete(int(params["epoch"]))
-        local_last = r.last_entry
-    if r is None:
-        r = TabletReplica(t, tablet_dir, node.member, node.events)
-        r.status = "deleted"
-    if state == DOES_NOT_EXIST or statefile.read_json(os.path.join(tablet_dir, "state.json")) is None:
-        # a new tablet: empty consensus metadata, so a crash mid-copy leaves a valid tombstone
-        os.makedirs(tablet_dir, exist_ok=True)
-        await asyncio.to_thread(statefile.write_consensus_meta, os.path.join(tablet_dir, "state.json"),
-                                {"epoch": -1, "status": "deleted", "leader": None, "head": None, "commit": -1})
-    await asyncio.to_thread(superblock.write, tablet_dir, COPYING, local_last, None, session)
-    was, r.status, r.data_state, r.session = state, "copying", COPYING, session
-    node.tablets[t] = r
-    node.events.emit("tablet_state", tablet=t, state=COPYING, was=was, why="copy", session=session)
-    node.events.emit("copy_started", tablet=t, session=session, source=source.get("member"), epoch=local_epoch)
-    node.spawn(_run_copy(node, r, session, source))
-    return r.summary()
+    # One start at a time per tablet, from the state check to COPYING: two operators (or one retrying) may
+    # send the same copy at once, and each must see the other's COPYING state, not an empty folder.
+    async with node.guards.lock(t):
+        r = node.tablets.get(t)
+        state, local_epoch, local_last = _local_state(r)
+        if not node.guards.is_open(t, session):
+            raise RpcError("stale_session", f"session {session} of tablet {t} is closed", state=state)
+        err = rules.copy_start_error(state, params["current_state"], int(params["epoch"]), local_epoch,
+                                     params.get("last_entry"), local_last)
+        if err is not None:
+            raise RpcError(err, f"start copy of tablet {t}: we are {state} at epoch {local_epoch}", state=state,
+                           epoch=local_epoch, session=r.session if r is not None else None)
+        tablet_dir = node.tablet_dir(t)
+        if r is not None and state == READY:
+            await r.delete(int(params["epoch"]))
+            local_last = r.last_entry
+        if r is None:
+            r = TabletReplica(t, tablet_dir, node.member, node.events)
+            r.status = "deleted"
+        if state == DOES_NOT_EXIST or statefile.read_json(os.path.join(tablet_dir, "state.json")) is None:
+            # a new tablet: empty consensus metadata, so a crash mid-copy leaves a valid tombstone
+            os.makedirs(tablet_dir, exist_ok=True)
+            await asyncio.to_thread(statefile.write_consensus_meta, os.path.join(tablet_dir, "state.json"),
+                                    {"epoch": -1, "status": "deleted", "leader": None, "head": None, "commit": -1})
+        await asyncio.to_thread(superblock.write, tablet_dir, COPYING, local_last, None, session)
+        was, r.status, r.data_state, r.session = state, "copying", COPYING, session
+        node.tablets[t] = r
+        node.events.emit("tablet_state", tablet=t, state=COPYING, was=was, why="copy", session=session)
+        node.events.emit("copy_started", tablet=t, session=session, source=source.get("member"), epoch=local_epoch)
+        node.spawn(_run_copy(node, r, session, source))
+        return r.summary()
 
 
 async def _run_copy(node: Node, r: TabletReplica, session: int, source: dict[str, Any]) -> None:

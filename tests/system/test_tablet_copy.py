@@ -89,3 +89,42 @@ def test_under_copy_overwrites_epoch_the_adopted_epoch_is_lost(tmp_path: Path) -
     finally:
         bugs.configure([])
     assert replica.epoch == SOURCE_EPOCH and (done["epoch"], done["local_epoch"]) == (SOURCE_EPOCH, 5)
+
+
+async def _two_racing_copies(tmp: Path) -> tuple[list[Any], TabletReplica, list[dict[str, Any]]]:
+    """Two StartTabletCopy calls for one tablet and session at once (two operators racing, or one retrying):
+    what each answered, the replica afterwards, and the destination's copy events."""
+    src, src_server = await _node(tmp, "n1")
+    dst, dst_server = await _node(tmp, "n4")
+    try:
+        src.tablets[0] = TabletReplica.create(0, src.tablet_dir(0), src.member, src.events)
+        await src.tablets[0].install_snapshot(SOURCE_EPOCH, ENTRIES, 1)
+        source = {"host": "127.0.0.1", "port": src_server.port, "uuid": src.uuid, "member": "n1"}
+        params = {"tablet": 0, "session": 1, "source": source, "epoch": SOURCE_EPOCH, "current_state": "DOES_NOT_EXIST"}
+        answers = await asyncio.gather(dst.rpc_start_tablet_copy(dict(params)), dst.rpc_start_tablet_copy(dict(params)),
+                                       return_exceptions=True)
+        for _ in range(100):
+            if dst.tablets[0].status != "copying":
+                break
+            await asyncio.sleep(0.05)
+        events = [e for e in read_events(str(tmp / "n4" / "events.jsonl"))
+                  if e["event"] in ("copy_started", "copy_done", "copy_failed", "tablet_damaged")]
+        return list(answers), dst.tablets[0], events
+    finally:
+        for server in (src_server, dst_server):
+            await server.close()
+        for node in (src, dst):
+            await node.close()
+
+
+def test_a_second_start_of_the_same_copy_is_refused_while_the_first_runs(tmp_path: Path) -> None:
+    # The clean default campaign at seed 1 (5c64871): two operators both started session 2's copy of tablet 3
+    # on n3 0.15 s apart. Each saw no replica yet, both copied into the same folder, one failed renaming the
+    # other's state.json.tmp, and the survivor came up READY with an empty log below a durable commit of 471.
+    answers, replica, events = asyncio.run(_two_racing_copies(tmp_path))
+    started = [a for a in answers if isinstance(a, dict)]
+    refused = [a for a in answers if isinstance(a, RpcError)]
+    assert len(started) == 1 and [e.code for e in refused] == ["already_in_progress"], answers
+    assert [e["event"] for e in events] == ["copy_started", "copy_done"], events
+    assert (replica.data_state, replica.epoch) == ("READY", SOURCE_EPOCH)
+    assert [e["o"] for e in replica.log] == [0, 1, 2] and replica.commit == 1
