@@ -119,23 +119,31 @@ class DamageGuard:
         return None
 
     @contextlib.asynccontextmanager
-    async def turn(self, cluster: Cluster, wait_s: float = 0.0) -> AsyncIterator[str | None]:
+    async def turn(self, cluster: Cluster, wait_s: float = 0.0, damage: bool = True) -> AsyncIterator[str | None]:
         """The guard for one fault: yields None when the fault may take a replica's data (and holds every
         other fault off until the body ends and ``VISIBLE_S`` more have passed), else why not; the body must
-        then do nothing. Waits up to ``wait_s`` for the cluster to become whole; never for another turn."""
+        then do nothing. Waits up to ``wait_s`` for the cluster to become whole; never for another turn.
+
+        A fault that takes no data but lowers what a tablet tolerates while it lasts (``damage`` False: a
+        swap stalled on purpose makes elections fence four nodes) is held off while another fault takes data,
+        and until the last damage is repaired, but not when no damage has happened in the run; it does not
+        count as damage itself."""
         if self._lock.locked():
-            yield f"another fault is taking a replica's data right now ({', '.join(self._last_nodes) or 'starting'})"
+            yield (f"another fault is taking a replica's data ({', '.join(self._last_nodes) or 'starting'}) or "
+                   f"stalling a swap right now")
             return
         async with self._lock:
             deadline = time.monotonic() + wait_s
-            while (why := await self.refusal(cluster)) is not None and time.monotonic() < deadline:
-                await asyncio.sleep(POLL_S)
-            if why is None:
+            why = None
+            if damage or self._last is not None:
+                while (why := await self.refusal(cluster)) is not None and time.monotonic() < deadline:
+                    await asyncio.sleep(POLL_S)
+            if why is None and damage:
                 self._last_nodes = []
             try:
                 yield why
             finally:
-                if why is None:
+                if why is None and damage:
                     self._last = time.monotonic()
 
     def damaged(self, nodes: Iterable[str]) -> None:

@@ -30,13 +30,18 @@ def test_a_wipe_right_after_a_truncated_wal_waits_until_the_damage_is_repaired(t
     # 0.6 s later the other lane wiped n2. The master still counted n1 a healthy replica, so the wipe went
     # ahead, and tablet 3 lost two of its three copies: leaderless for the rest of the run.
     async def scenario() -> None:
-        async with reference_cluster(tmp_path, nodes=3, tablets=1, nemesis=["wipe", "corrupt"]) as backend:
+        faults = ["wipe", "corrupt", "stalled-swap"]
+        async with reference_cluster(tmp_path, nodes=3, tablets=1, nemesis=faults) as backend:
             await _turn_free(backend, 60)
             corrupt = await load_fault("corrupt").start(backend, FaultSpec("corrupt", "truncate"), random.Random(1))
             assert "skipped" not in corrupt and corrupt["file"], corrupt
             wipe = load_fault("wipe")
             second = await wipe.start(backend, FaultSpec("wipe", "one"), random.Random(2))
             assert "wiped" not in second and "not be visible yet" in second["skipped"], second
+            # Nor may a swap be stalled on purpose, which makes the tablet's elections fence four nodes.
+            stall = await load_fault("stalled-swap").start(backend, FaultSpec("stalled-swap", "leader-with-new-node"),
+                                                           random.Random(2))
+            assert "not be visible yet" in stall["skipped"], stall
             # Once the damaged replica is repaired, a wipe may strike again.
             started = time.monotonic()
             await _turn_free(backend, 120)
