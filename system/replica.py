@@ -328,6 +328,11 @@ class TabletReplica:
             await self._refuse_copying(epoch)
         self.check_serving()
         async with self.lock:
+            # A delete or a copy may have held the lock while this request waited: check again, or a
+            # tombstone (its WAL closed) would become a fenced replica that leaders stream to.
+            if self.status == "deleted":
+                return await self._fence_tombstone(epoch)
+            self.check_serving()
             if not rules.fence_allowed(self.epoch, self.status, epoch):
                 raise RpcError("stale_epoch", f"fence for epoch {epoch}, replica is at {self.epoch} ({self.status})",
                                epoch=self.epoch)

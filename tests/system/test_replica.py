@@ -113,3 +113,27 @@ def test_the_checkpoint_never_claims_a_commit_above_the_fsynced_log(tmp_path: Pa
         events.close()
     damaged = [e for e in read_events(str(tmp_path / "events.jsonl")) if e["event"] == "tablet_damaged"]
     assert [(e["log_end"], e["durable_commit"]) for e in damaged] == [(-1, 0)]
+
+
+def test_a_fence_that_waited_for_a_tombstoning_is_refused_as_by_a_tombstone(tmp_path: Path) -> None:
+    """A fence that passed its checks while a delete held the lock must not make the tombstone a fenced
+    replica: with its WAL closed, the next batch a leader sent it would kill the flusher, and every later
+    append would wait for an fsync that never comes (the clean default campaign at seeds 1, 62f7d1d and
+    20e9b2c: a follower whose commit index stopped while its head went on, and a copy onto it that hung)."""
+    d = tmp_path / "tablets" / "0"
+    events = EventLog(str(tmp_path / "events.jsonl"), "n1")
+
+    async def go() -> tuple[TabletReplica, Any]:
+        r = TabletReplica.create(0, str(d), "n1", events)
+        r.append_local([{"e": 1, "o": 0, "v": {"op": "noop"}}])
+        await r.wait_durable(0)
+        deleted, fenced = await asyncio.gather(r.delete(1), r.fence(2), return_exceptions=True)
+        assert isinstance(deleted, dict) and deleted["state"] == "DELETED", deleted
+        return r, fenced
+
+    try:
+        r, fenced = asyncio.run(go())
+    finally:
+        events.close()
+    assert isinstance(fenced, RpcError) and fenced.code == "tablet_deleted", fenced
+    assert (r.status, r.data_state, r.wal) == ("deleted", "DELETED", None)
