@@ -92,8 +92,11 @@ class FollowCursor:
         r = self.role.replica
         self._abandon()
         # A head the operator or a refusal reported is true only at that moment: use it once, probe later.
+        # It only saves the probe when no truncation follows from it: batches of a cursor this one replaced
+        # may have landed since, and a cut computed from the old head would reach below the follower's
+        # commit index.
         head, self._known_head = self._known_head, None
-        if head is None:
+        if head is None or rules.truncation_point([e["e"] for e in r.log], head) is not None:
             reply = await self._call("add_entries", {"prev": None, "entries": [], "commit": r.commit})
             head = rules.eid(reply["head"])
         point = rules.truncation_point([e["e"] for e in r.log], head)

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from system.events import EventLog
+from system.events import EventLog, read_events
 from system.leader import LeaderRole
 from system.replica import TabletReplica
 from system.rules import NO_ENTRY, eid
@@ -130,3 +130,42 @@ def test_a_batch_lost_on_the_way_is_refused_and_resent(tmp_path: Path) -> None:
 def test_under_gap_ack_the_leader_counts_entries_the_follower_lacks(tmp_path: Path) -> None:
     overclaim, dropped, _, _ = asyncio.run(_stream_through_a_lossy_link(tmp_path, True))
     assert dropped > 0 and overclaim > 0
+
+
+async def _sync_from_a_stale_head(tmp: Path) -> tuple[list[str], list[str]]:
+    """A follower holding six committed entries of epoch 1, and a new leader (epoch 2) whose cursor for it
+    starts from a head reported earlier, (1, 2): what the follower was asked, and what it refused."""
+    logs = [EventLog(str(tmp / "f-events.jsonl"), "n2"), EventLog(str(tmp / "l-events.jsonl"), "n1")]
+    follower, server, seen = await _follower(tmp, logs[0])
+    entries = [{"e": 1, "o": o, "v": {"op": "noop"}} for o in range(6)]
+    await follower.add_entries(1, "n1", NO_ENTRY, entries, 5)
+    leader = TabletReplica.create(0, str(tmp / "l"), "n1", logs[1])
+    leader.append_local(entries)
+    await leader.wait_durable(5)
+    leader.epoch = 2
+    pool = RpcPool()
+    addr = {"host": "127.0.0.1", "port": server.port, "uuid": None}
+    role = LeaderRole(leader, ["n1", "n2"], {"n2": addr}, pool)
+    try:
+        role.start({"n2": (1, 2)})
+        cursor = role.cursors["n2"]
+        for _ in range(300):
+            await asyncio.sleep(0.01)
+            if cursor.synced and cursor.confirmed == 6:
+                break
+        assert cursor.synced and cursor.confirmed == 6 and follower.commit >= 5
+        refused = [e["event"] for e in read_events(str(tmp / "f-events.jsonl")) if e["event"] == "truncate_refused"]
+        return seen, refused
+    finally:
+        await _tear_down(role, pool, server, [follower, leader], logs)
+
+
+def test_a_cursor_never_truncates_from_a_head_reported_earlier(tmp_path: Path) -> None:
+    # The clean default campaign at seed 1 (c5a7903): the operator re-added n4 with the head it had
+    # reported, [6, 172]; batches of the cursor this replaced still landed, taking n4 to commit 185, and the
+    # new cursor then asked n4 to truncate to [6, 172], below its commit: refused, and reported by the
+    # leader-completeness checker as a leader asking to drop committed entries. A reported head now only
+    # saves the probe when no truncation follows from it.
+    seen, refused = asyncio.run(_sync_from_a_stale_head(tmp_path))
+    assert refused == [], seen
+    assert seen[0] == "add_entries", seen  # the probe, before any truncate
