@@ -22,6 +22,13 @@ if TYPE_CHECKING:
 VERDICTS = {True: "valid", False: "INVALID"}
 
 
+def page_name(system: str, backend: str, default_workload: str | None) -> str:
+    """The results page's file name (without ``.md``) for a matrix of ``system`` on ``backend``: runs of the
+    same matrix on two backends get two pages, not one that the later run overwrites."""
+    kind = f"-default-{default_workload}" if default_workload else ""
+    return f"matrix-{system}{kind}" + (f"-{backend}" if backend != "local" else "")
+
+
 @click.command()
 @click.option("--bug", "bugs", multiple=True, help="a bug to include (repeatable; default: every bug)")
 @click.option("--seeds", type=click.IntRange(1, 1000), default=10, show_default=True, help="seeds per bug")
@@ -85,10 +92,10 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, back
         if not writers:
             click.echo("fencepost: warning: no results page writer is installed (fencepost.results_pages)", err=True)
         for ep in writers.values():
-            kind = f"-default-{default_workload}" if default_workload else ""
-            page = ep.load()(payload, results_dir, name=f"matrix-{system}{kind}",
+            page = ep.load()(payload, results_dir, name=page_name(system, backend, default_workload),
                              title=f"Detection matrix: {system}" + (
-                                 f", default campaign ({default_workload})" if default_workload else ""),
+                                 f", default campaign ({default_workload})" if default_workload else "") + (
+                                 f", {backend} backend" if backend != "local" else ""),
                              seeds=range(first_seed, first_seed + seeds), command=["fencepost", *sys.argv[1:]])
             click.echo(f"matrix: results page {page}", err=True)
     click.echo(json.dumps(payload))
