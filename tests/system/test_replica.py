@@ -127,9 +127,9 @@ def test_a_fence_that_waited_for_a_tombstoning_is_refused_as_by_a_tombstone(tmp_
         r = TabletReplica.create(0, str(d), "n1", events)
         r.append_local([{"e": 1, "o": 0, "v": {"op": "noop"}}])
         await r.wait_durable(0)
-        deleted, fenced = await asyncio.gather(r.delete(1), r.fence(2), return_exceptions=True)
-        assert isinstance(deleted, dict) and deleted["state"] == "DELETED", deleted
-        return r, fenced
+        results: list[Any] = list(await asyncio.gather(r.delete(1), r.fence(2), return_exceptions=True))
+        assert isinstance(results[0], dict) and results[0]["state"] == "DELETED", results
+        return r, results[1]
 
     try:
         r, fenced = asyncio.run(go())
