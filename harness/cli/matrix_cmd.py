@@ -22,11 +22,13 @@ if TYPE_CHECKING:
 VERDICTS = {True: "valid", False: "INVALID"}
 
 
-def page_name(system: str, backend: str, default_workload: str | None) -> str:
+def page_name(system: str, backend: str, default_workload: str | None, clean_only: bool = False) -> str:
     """The results page's file name (without ``.md``) for a matrix of ``system`` on ``backend``: runs of the
-    same matrix on two backends get two pages, not one that the later run overwrites."""
+    same matrix on two backends, or with and without the bugs, get pages of their own, not one that the
+    later run overwrites."""
     kind = f"-default-{default_workload}" if default_workload else ""
-    return f"matrix-{system}{kind}" + (f"-{backend}" if backend != "local" else "")
+    return (f"matrix-{system}{kind}" + ("-clean" if clean_only else "")
+            + (f"-{backend}" if backend != "local" else ""))
 
 
 @click.command()
@@ -92,7 +94,7 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, back
         if not writers:
             click.echo("fencepost: warning: no results page writer is installed (fencepost.results_pages)", err=True)
         for ep in writers.values():
-            page = ep.load()(payload, results_dir, name=page_name(system, backend, default_workload),
+            page = ep.load()(payload, results_dir, name=page_name(system, backend, default_workload, clean_only),
                              title=f"Detection matrix: {system}" + (
                                  f", default campaign ({default_workload})" if default_workload else "") + (
                                  f", {backend} backend" if backend != "local" else ""),

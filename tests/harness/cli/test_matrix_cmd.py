@@ -1,4 +1,4 @@
-"""The matrix command's results page names: one page per system, campaign and backend."""
+"""The matrix command's results page names: one page per system, campaign, bugs or clean, and backend."""
 
 from __future__ import annotations
 
@@ -11,3 +11,7 @@ def test_the_same_matrix_on_two_backends_gets_two_pages() -> None:
     assert page_name("reference", "local", "register") == "matrix-reference-default-register"
     assert page_name("reference", "docker", "register") == "matrix-reference-default-register-docker"
     assert page_name("etcd", "local", None) == "matrix-etcd"
+    # ... and a clean-only run does not replace the page of the same campaign against the bugs.
+    assert page_name("reference", "local", "register", clean_only=True) == "matrix-reference-default-register-clean"
+    assert (page_name("reference", "docker", "register", clean_only=True)
+            == "matrix-reference-default-register-clean-docker")
