@@ -26,7 +26,7 @@ from harness.capabilities import DISK, PROCESSES
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.reference.faults.file_damage import KINDS, damage_tablet
-from harness.systems.reference.faults.guard import guard_of, healthy_tablets
+from harness.systems.reference.faults.guard import guard_of, healthy_tablets, identities
 from harness.systems.reference.info import cluster_info, node_uuid
 from harness.systems.reference.master import master_status
 from system.node import EXIT_DISK_LOSS
@@ -98,8 +98,7 @@ class CorruptNemesis:
                     members = (await master_status(cluster))["members"]
             done = await damage(cluster, node, spec.target, rng)
             if done.get("reformatted"):  # a new identity: the master retires the old one when it rejoins
-                guard.replacing = {m for m, rec in members.items()
-                                   if rec.get("name") == node and rec.get("state") != "left"}
+                guard.replacing = identities(members, node)
             return {"target": spec.target, **done}
 
     async def stop(self, cluster: Cluster) -> dict[str, Any]:

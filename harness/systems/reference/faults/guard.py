@@ -83,6 +83,12 @@ def unrepaired(status: dict[str, Any], replacing: set[str]) -> str | None:
     return None
 
 
+def identities(members: dict[str, Any], node: str) -> set[str]:
+    """The member ids of process ``node`` that have not left, in the master's ``members``: what a wipe or a
+    reformat of it replaces, for :attr:`DamageGuard.replacing`."""
+    return {m for m, rec in members.items() if rec.get("name") == node and rec.get("state") != "left"}
+
+
 class DamageGuard:
     """The turn-taking of one cluster's data-destroying faults (see the module docstring)."""
 
@@ -98,14 +104,14 @@ class DamageGuard:
         if self._last is not None and (age := time.monotonic() - self._last) < VISIBLE_S:
             return (f"the last damage ({', '.join(self._last_nodes)}, {age:.1f} s ago) may not be visible yet: "
                     f"another could destroy a majority of some tablet's copies")
-        if cluster_info(cluster).get("master"):
+        info = cluster_info(cluster)
+        if info.get("master"):
             try:
                 why = unrepaired(await master_status(cluster), self.replacing)
             except (TimeoutError, OSError, RpcError, ConnectionLost, Unreachable) as e:
                 return f"the master did not answer ({type(e).__name__})"
             if why is not None:
                 return why
-        info = cluster_info(cluster)
         status = await operator_status(info["operators"])
         if status is None:
             return "no operator answered"

@@ -56,19 +56,16 @@ class LoseUnsyncedNemesis:
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Cut the power of the chosen nodes, tearing the last write only where the reference WAL survives it."""
         nodes = await choose_nodes(cluster, spec.target, rng)
-        tear = rng.random() < 0.5
-        if not tear:
-            return {"target": spec.target, "tear": False, **await cluster.disk.lose_unsynced(nodes, False, rng)}
+        if rng.random() >= 0.5:  # the generic package's draw (a tear half of the time): none asked for
+            return await _lose(cluster, spec, nodes, rng)
         if len(nodes) > 1:
-            return {"target": spec.target, "tear": False, "untorn": MANY,
-                    **await cluster.disk.lose_unsynced(nodes, False, rng)}
+            return await _lose(cluster, spec, nodes, rng, untorn=MANY)
         guard = guard_of(cluster)
         async with guard.turn(cluster) as why:
             if why is None:
                 guard.damaged(nodes)
-                return {"target": spec.target, "tear": True, **await cluster.disk.lose_unsynced(nodes, True, rng)}
-        return {"target": spec.target, "tear": False, "untorn": why,
-                **await cluster.disk.lose_unsynced(nodes, False, rng)}
+                return await _lose(cluster, spec, nodes, rng, tear=True)
+        return await _lose(cluster, spec, nodes, rng, untorn=why)
 
     async def stop(self, cluster: Cluster) -> dict[str, Any]:
         """Nothing to undo: the nodes restarted as part of the fault."""
@@ -77,6 +74,16 @@ class LoseUnsyncedNemesis:
     async def heal(self, cluster: Cluster) -> None:
         """Nothing to undo."""
         await self._generic.heal(cluster)
+
+
+async def _lose(cluster: Cluster, spec: FaultSpec, nodes: Sequence[str], rng: random.Random, tear: bool = False,
+                untorn: str | None = None) -> dict[str, Any]:
+    """Cut the power of ``nodes``, tearing each one's last write if ``tear``; what was done, with why no write
+    was torn when one was asked for (``untorn``)."""
+    done: dict[str, Any] = {"target": spec.target, "tear": tear}
+    if untorn is not None:
+        done["untorn"] = untorn
+    return {**done, **await cluster.disk.lose_unsynced(nodes, tear, rng)}
 
 
 def package() -> LoseUnsyncedNemesis:

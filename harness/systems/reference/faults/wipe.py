@@ -20,12 +20,10 @@ from typing import Any
 from harness.capabilities import DISK, PROCESSES
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
-from harness.systems.reference.faults.guard import guard_of, unrepaired
+from harness.systems.reference.faults.guard import guard_of, identities
 from harness.systems.reference.info import cluster_info, node_uuid
 from harness.systems.reference.master import master_status
 from system.wire import ConnectionLost, RpcError, Unreachable
-
-__all__ = ["WIPE_WEIGHT", "WipeNemesis", "package", "unrepaired"]
 
 WIPE_WEIGHT = 3.0
 """How often the default campaign picks a wipe, against 1 for a blunt package: most wipes wait for the
@@ -57,8 +55,7 @@ class WipeNemesis:
                     status = await master_status(cluster)
                 except (TimeoutError, OSError, RpcError, ConnectionLost, Unreachable) as e:
                     return {"target": spec.target, "skipped": f"the master did not answer ({type(e).__name__})"}
-                guard.replacing = {m for m, rec in status.get("members", {}).items()
-                                   if rec.get("name") == node and rec.get("state") != "left"}
+                guard.replacing = identities(status.get("members") or {}, node)
             old_uuid = await node_uuid(cluster, node)
             await cluster.wipe(node)
             return {"target": spec.target, "wiped": [node], "old_uuids": {node: old_uuid}}
