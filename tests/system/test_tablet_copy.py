@@ -4,6 +4,8 @@ destination's consensus metadata as it is at merge time, so an epoch adopted mid
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +32,29 @@ async def _node(tmp: Path, name: str, copy_delay: float = 0.0) -> tuple[Node, Rp
     return node, server
 
 
+@contextlib.asynccontextmanager
+async def _source_and_destination(tmp: Path, copy_delay: float = 0.0) -> AsyncIterator[tuple[Node, dict[str, Any]]]:
+    """A source node n1 holding tablet 0 at SOURCE_EPOCH, and a new destination node n4 (its copies pausing
+    ``copy_delay`` between download and merge): the destination, and the source as a copy names it. Both
+    are closed afterwards."""
+    src, src_server = await _node(tmp, "n1")
+    dst, dst_server = await _node(tmp, "n4", copy_delay=copy_delay)
+    try:
+        src.tablets[0] = TabletReplica.create(0, src.tablet_dir(0), src.member, src.events)
+        await src.tablets[0].install_snapshot(SOURCE_EPOCH, ENTRIES, 1)
+        yield dst, {"host": "127.0.0.1", "port": src_server.port, "uuid": src.uuid, "member": "n1"}
+    finally:
+        for server in (src_server, dst_server):
+            await server.close()
+        for node in (src, dst):
+            await node.close()
+
+
 async def _copy_with_adoption(tmp: Path, adopt_epoch: int | None) -> tuple[TabletReplica, dict[str, Any], Any]:
     """Copy tablet 0 from a source at SOURCE_EPOCH to a new node whose copy pauses 0.5 s between download and
     merge; during the pause a leader at ``adopt_epoch`` (if any) reaches the copying replica. Return the
     copying object, the destination's copy_done event, and what the copying object answers afterwards."""
-    src, src_server = await _node(tmp, "n1")
-    dst, dst_server = await _node(tmp, "n4", copy_delay=0.5)
-    try:
-        src.tablets[0] = TabletReplica.create(0, src.tablet_dir(0), src.member, src.events)
-        await src.tablets[0].install_snapshot(SOURCE_EPOCH, ENTRIES, 1)
-        source = {"host": "127.0.0.1", "port": src_server.port, "uuid": src.uuid, "member": "n1"}
+    async with _source_and_destination(tmp, copy_delay=0.5) as (dst, source):
         started = await dst.rpc_start_tablet_copy({"tablet": 0, "session": 1, "source": source,
                                                    "epoch": SOURCE_EPOCH, "current_state": "DOES_NOT_EXIST"})
         assert started["status"] == "copying"
@@ -61,11 +76,6 @@ async def _copy_with_adoption(tmp: Path, adopt_epoch: int | None) -> tuple[Table
         done = [e for e in read_events(str(tmp / "n4" / "events.jsonl")) if e["event"] in ("copy_done", "copy_failed")]
         assert [e["event"] for e in done] == ["copy_done"], done
         return dst.tablets[0], done[0], late
-    finally:
-        for server in (src_server, dst_server):
-            await server.close()
-        for node in (src, dst):
-            await node.close()
 
 
 def test_an_epoch_adopted_during_the_copy_wins_the_merge(tmp_path: Path) -> None:
@@ -94,12 +104,7 @@ def test_under_copy_overwrites_epoch_the_adopted_epoch_is_lost(tmp_path: Path) -
 async def _two_racing_copies(tmp: Path) -> tuple[list[Any], TabletReplica, list[dict[str, Any]]]:
     """Two StartTabletCopy calls for one tablet and session at once (two operators racing, or one retrying):
     what each answered, the replica afterwards, and the destination's copy events."""
-    src, src_server = await _node(tmp, "n1")
-    dst, dst_server = await _node(tmp, "n4")
-    try:
-        src.tablets[0] = TabletReplica.create(0, src.tablet_dir(0), src.member, src.events)
-        await src.tablets[0].install_snapshot(SOURCE_EPOCH, ENTRIES, 1)
-        source = {"host": "127.0.0.1", "port": src_server.port, "uuid": src.uuid, "member": "n1"}
+    async with _source_and_destination(tmp) as (dst, source):
         params = {"tablet": 0, "session": 1, "source": source, "epoch": SOURCE_EPOCH, "current_state": "DOES_NOT_EXIST"}
         answers = await asyncio.gather(dst.rpc_start_tablet_copy(dict(params)), dst.rpc_start_tablet_copy(dict(params)),
                                        return_exceptions=True)
@@ -110,11 +115,6 @@ async def _two_racing_copies(tmp: Path) -> tuple[list[Any], TabletReplica, list[
         events = [e for e in read_events(str(tmp / "n4" / "events.jsonl"))
                   if e["event"] in ("copy_started", "copy_done", "copy_failed", "tablet_damaged")]
         return list(answers), dst.tablets[0], events
-    finally:
-        for server in (src_server, dst_server):
-            await server.close()
-        for node in (src, dst):
-            await node.close()
 
 
 def test_a_second_start_of_the_same_copy_is_refused_while_the_first_runs(tmp_path: Path) -> None:

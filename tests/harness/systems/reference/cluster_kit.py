@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,6 +15,8 @@ from harness.backends.local import LocalBackend
 from harness.cluster import Cluster, running
 from harness.config import TestConfig
 from harness.protocols import Nemesis
+from harness.systems.reference.faults.guard import unrepaired
+from harness.systems.reference.master import master_status
 from harness.systems.reference.plugin import ReferencePlugin
 
 
@@ -43,3 +47,30 @@ async def leaders(cluster: Cluster) -> dict[int, str]:
     assert isinstance(plugin, ReferencePlugin)
     routing = await plugin.routing(cluster) or {"tablets": {}}
     return {int(t): m["leader"] for t, m in routing["tablets"].items() if m.get("leader")}
+
+
+async def whole(cluster: Cluster, replacing: set[str], limit_s: float) -> dict[str, Any]:
+    """The master's status once every tablet is whole and the members in ``replacing`` are retired
+    (:func:`~harness.systems.reference.faults.guard.unrepaired`); fails after ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        st = await master_status(cluster)
+        why = unrepaired(st, replacing)
+        if why is None:
+            return st
+        assert time.monotonic() < deadline, why
+        await asyncio.sleep(0.5)
+
+
+async def rejoined(cluster: Cluster, node: str, limit_s: float) -> str:
+    """The member id process ``node`` rejoined under after a wipe (``n4~2``), once that member is normal and
+    alive and every tablet is whole again; fails after ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        st = await master_status(cluster)
+        new = [m for m, r in st["members"].items() if r["name"] == node and m != node and r["state"] == "normal"
+               and r["alive"]]
+        if new and unrepaired(st, {node}) is None:
+            return new[0]
+        assert time.monotonic() < deadline, f"{node} did not rejoin whole: {unrepaired(st, {node})}"
+        await asyncio.sleep(0.5)

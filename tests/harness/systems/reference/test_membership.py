@@ -10,23 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster import Cluster
-from harness.systems.reference.faults.guard import unrepaired
 from harness.systems.reference.master import master_status
-from tests.harness.systems.reference.cluster_kit import reference_cluster
-
-
-async def _rejoined(backend: Cluster, node: str, limit_s: float) -> str:
-    """The member id ``node`` rejoined under after a wipe, once it is normal and every tablet is whole."""
-    deadline = time.monotonic() + limit_s
-    while True:
-        st = await master_status(backend)
-        new = [m for m, r in st["members"].items() if r["name"] == node and m != node and r["state"] == "normal"
-               and r["alive"]]
-        if new and unrepaired(st, {node}) is None:
-            return new[0]
-        assert time.monotonic() < deadline, f"{node} did not rejoin whole: {unrepaired(st, {node})}"
-        await asyncio.sleep(0.5)
+from tests.harness.systems.reference.cluster_kit import reference_cluster, rejoined, whole
 
 
 @pytest.mark.slow
@@ -40,12 +25,9 @@ def test_retire_and_readd_retires_the_live_member_of_a_wiped_node(tmp_path: Path
             draw = random.Random(seed)
             draw.choice(["0"])  # the change's first draw is the tablet, then the node
             node = draw.choice(sorted(backend.nodes()))
-            deadline = time.monotonic() + 60
-            while unrepaired(await master_status(backend), set()) is not None:
-                assert time.monotonic() < deadline
-                await asyncio.sleep(0.5)
+            await whole(backend, set(), 60)
             await backend.wipe(node)
-            member = await _rejoined(backend, node, 90)
+            member = await rejoined(backend, node, 90)
 
             state = backend.membership
             out = await state.change(backend, "retire-and-readd", random.Random(seed))

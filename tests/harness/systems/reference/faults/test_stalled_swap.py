@@ -13,30 +13,16 @@ import asyncio
 import random
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
-from harness.systems.reference.faults.guard import unrepaired
 from harness.systems.reference.faults.stalled_swap import _operator
-from harness.systems.reference.master import master_status
-from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster
+from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, rejoined, whole
 
 SPEC = FaultSpec("stalled-swap", "leader-with-new-node")
-
-
-async def _whole(backend: Cluster, replacing: set[str], limit_s: float) -> dict[str, Any]:
-    """The master's status once every tablet is whole and ``replacing`` retired; fails after ``limit_s``."""
-    deadline = time.monotonic() + limit_s
-    while True:
-        st = await master_status(backend)
-        if unrepaired(st, replacing) is None:
-            return st
-        assert time.monotonic() < deadline, unrepaired(st, replacing)
-        await asyncio.sleep(0.5)
 
 
 async def _operator_sees(backend: Cluster, member: str, limit_s: float) -> None:
@@ -52,16 +38,11 @@ def test_a_stalled_swap_onto_a_rejoined_node_partitions_by_process_name_and_rest
         tmp_path: Path) -> None:
     async def scenario() -> None:
         async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["wipe", "stalled-swap"]) as backend:
-            st = await _whole(backend, set(), 60)
+            st = await whole(backend, set(), 60)
             acting = set(st["tablets"]["0"]["acting"])
             spare = next(r["name"] for m, r in st["members"].items() if m not in acting and r["state"] == "normal")
             await backend.wipe(spare)  # the spare holds no replica: wiping it loses nothing
-            deadline = time.monotonic() + 90
-            while not (rejoined := [m for m, r in (await _whole(backend, {spare}, 90))["members"].items()
-                                    if r["name"] == spare and m != spare and r["state"] == "normal" and r["alive"]]):
-                assert time.monotonic() < deadline, f"{spare} never rejoined as a normal member"
-                await asyncio.sleep(0.5)
-            await _operator_sees(backend, rejoined[0], 30)
+            await _operator_sees(backend, await rejoined(backend, spare, 90), 30)
 
             pkg = load_fault("stalled-swap")
             done = await pkg.start(backend, SPEC, random.Random(2))  # old code: picked "n4~2" at this seed

@@ -9,27 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster import Cluster
 from harness.protocols import FaultSpec
-from harness.systems.reference.faults.guard import VISIBLE_S, unrepaired
-from harness.systems.reference.master import master_status
-from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster
-
-
-async def _until_whole(backend: Cluster, replacing: set[str], limit_s: float) -> float:
-    """Seconds until the master reports every tablet whole; fails after ``limit_s``."""
-    started = time.monotonic()
-    while unrepaired(await master_status(backend), replacing) is not None:
-        assert time.monotonic() - started < limit_s, unrepaired(await master_status(backend), replacing)
-        await asyncio.sleep(0.5)
-    return time.monotonic() - started
+from harness.systems.reference.faults.guard import VISIBLE_S
+from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, whole
 
 
 @pytest.mark.slow
 def test_a_second_wipe_waits_until_the_first_is_repaired(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with reference_cluster(tmp_path, nemesis=["wipe"], tablets=2) as backend:
-            await _until_whole(backend, set(), 30)
+            await whole(backend, set(), 30)
             pkg = load_fault("wipe")
             first = await pkg.start(backend, FaultSpec("wipe", "one"), random.Random(1))
             wiped_at = time.monotonic()
@@ -39,7 +28,7 @@ def test_a_second_wipe_waits_until_the_first_is_repaired(tmp_path: Path) -> None
             second = await pkg.start(backend, FaultSpec("wipe", "one"), random.Random(2))
             assert "wiped" not in second and second["skipped"], second
             # Once the master has replaced it (and the damage guard's VISIBLE_S have passed), the fault wipes again.
-            await _until_whole(backend, {first["wiped"][0]}, 90)
+            await whole(backend, {first["wiped"][0]}, 90)
             await asyncio.sleep(max(0.0, VISIBLE_S - (time.monotonic() - wiped_at)))
             third = await pkg.start(backend, FaultSpec("wipe", "one"), random.Random(3))
             assert len(third.get("wiped", [])) == 1, third
