@@ -21,6 +21,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from system import rules
+from system.failures import watch
 from system.rules import EntryId
 from system.wire import ConnectionLost, RpcError, RpcPool, Unreachable
 
@@ -63,7 +64,7 @@ class FollowCursor:
 
     def start(self) -> None:
         """Start streaming in the background."""
-        self._task = asyncio.create_task(self._run())
+        self._task = watch(asyncio.create_task(self._run()), f"the cursor to {self.node_id}")
 
     def stop(self) -> None:
         """Deactivate the cursor; it no longer counts towards the commit index."""

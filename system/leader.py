@@ -16,6 +16,7 @@ from typing import Any
 
 from system import bugs, rules
 from system.cursor import FollowCursor
+from system.failures import watch
 from system.replica import TabletReplica
 from system.rules import EntryId
 from system.wire import ConnectionLost, RpcError, RpcPool, Unreachable
@@ -224,7 +225,7 @@ class LeaderRole:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._read_waiters.append(fut)
         if self._confirm_task is None or self._confirm_task.done():
-            self._confirm_task = asyncio.create_task(self._confirm_loop())
+            self._confirm_task = watch(asyncio.create_task(self._confirm_loop()), "the leader's read confirmations")
         await fut
 
     async def _confirm_loop(self) -> None:

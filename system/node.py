@@ -43,6 +43,7 @@ from typing import Any
 
 from system import bugs, identity, superblock, tablet_copy
 from system.events import EventLog
+from system.failures import watch
 from system.join import Joiner
 from system.leader import LeaderRole, become_leader
 from system.replica import TabletReplica
@@ -99,7 +100,7 @@ class Node:
 
     def spawn(self, coro: Any) -> None:
         """Run ``coro`` in the background until it ends or the node stops (tablet copies)."""
-        task = asyncio.create_task(coro)
+        task = watch(asyncio.create_task(coro), "a background task (tablet copy)")
         self.background.add(task)
         task.add_done_callback(self.background.discard)
 
@@ -352,9 +353,9 @@ async def serve(a: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    checkpoint = asyncio.create_task(node.checkpoint_loop())
+    checkpoint = watch(asyncio.create_task(node.checkpoint_loop()), "the checkpoint loop")
     joiner = Joiner(node, a.master, a.cluster_file, a.host, a.port, stop) if a.master else None
-    join_task = asyncio.create_task(joiner.run()) if joiner else None
+    join_task = watch(asyncio.create_task(joiner.run()), "the join loop") if joiner else None
     print(json.dumps({"node": a.id, "uuid": node.uuid, "host": a.host, "port": server.port}), flush=True)
     await stop.wait()
     checkpoint.cancel()

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from system import rules, statefile, superblock
 from system.events import EventLog
+from system.failures import watch
 from system.kv import KvState
 from system.rules import DELETED, NO_ENTRY, READY, EntryId
 from system.wal import Entry, Wal, WalDamaged
@@ -179,7 +180,7 @@ class TabletReplica:
         self._unwritten.extend(entries)
         self._sync_wanted.set()
         if self._flusher is None:
-            self._flusher = asyncio.create_task(self._flush_loop())
+            self._flusher = watch(asyncio.create_task(self._flush_loop()), f"tablet {self.tablet}'s WAL flusher")
 
     async def wait_durable(self, offset: int) -> None:
         """Wait until the log is fsynced at least to ``offset``."""

@@ -18,6 +18,8 @@ import struct
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from system.failures import report_unplanned
+
 MAX_FRAME = 64 * 1024 * 1024
 _HEADER = struct.Struct(">I")
 
@@ -162,8 +164,10 @@ class RpcServer:
         except asyncio.CancelledError:
             return
         except (KeyError, TypeError, ValueError) as e:
+            report_unplanned(f"the {msg.get('method')!r} handler", e)
             reply = {"id": rid, "ok": False, "error": "bad_request", "message": f"{type(e).__name__}: {e}"}
         except Exception as e:
+            report_unplanned(f"the {msg.get('method')!r} handler", e)
             reply = {"id": rid, "ok": False, "error": "internal", "message": f"{type(e).__name__}: {e}"}
         if not transport.is_closing():
             transport.write(encode(reply))

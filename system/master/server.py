@@ -13,6 +13,7 @@ from typing import Any
 
 from system import bugs
 from system.events import EventLog
+from system.failures import report_unplanned
 from system.master import admin, policy
 from system.master.catalog import Catalog, JoinRefused, in_thread, placement_key
 from system.metadata import MetadataStore
@@ -183,6 +184,7 @@ class Master:
             try:
                 await self.tick()
             except Exception as e:
+                report_unplanned("the master's tick", e)
                 self.events.emit("tick_failed", error=f"{type(e).__name__}: {e}")
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(stop.wait(), max(0.0, LOOP_S - (time.monotonic() - started)))

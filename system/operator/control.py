@@ -28,6 +28,7 @@ from typing import Any
 
 from system import bugs
 from system.events import EventLog
+from system.failures import report_unplanned
 from system.metadata import MetadataStore
 from system.operator import election, migration, reconfig
 from system.operator.shards import initial_shard, shard_key
@@ -241,6 +242,7 @@ class Operator:
         try:
             ok = await coro
         except Exception as e:
+            report_unplanned(f"tablet {t}'s action", e)
             self.emit("action_failed", tablet=t, error=f"{type(e).__name__}: {e}")
             ok = False
         if ok is False:
@@ -254,6 +256,7 @@ class Operator:
             try:
                 await self.tick()
             except Exception as e:
+                report_unplanned("the operator's tick", e)
                 self.emit("tick_failed", error=f"{type(e).__name__}: {e}")
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(stop.wait(), max(0.0, HEARTBEAT_S - (time.monotonic() - started)))
@@ -306,6 +309,7 @@ class Operator:
             except RpcError as e:
                 raise RpcError("reconfig_failed", f"{e.code}: {e.message}") from e
             except Exception as e:
+                report_unplanned(f"the reconfiguration of tablet {t}", e)
                 raise RpcError("reconfig_failed", f"{type(e).__name__}: {e}") from e
         raise RpcError("unknown_method", f"no method {method!r}")
 

@@ -19,6 +19,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from system import rules
+from system.failures import report_unplanned
 from system.operator.shards import shard_key
 from system.rules import EntryId
 
@@ -35,6 +36,7 @@ async def _fence(op: Operator, node: str, tablet: int, epoch: int, create: bool)
                               timeout=FENCE_TIMEOUT_S)
         return node, rules.eid(reply["head"])
     except Exception as e:
+        report_unplanned("the operator", e)
         op.emit("fence_failed", tablet=tablet, node=node, epoch=epoch, error=str(e))
         return node, None
 
@@ -95,6 +97,7 @@ async def elect(op: Operator, tablet: int, avoid: tuple[str, ...] = ()) -> bool:
                                                     "ensemble": final, "nodes": op.addrs(final),
                                                     "pre_voters": pre_voters_of(op, new, final)})
         except Exception as e:
+            report_unplanned("the operator", e)
             op.emit("election_failed", tablet=tablet, epoch=epoch, reason=f"become_leader: {e}")
             return False
         op.crash_point("election:after-become-leader")
@@ -123,6 +126,7 @@ async def add_follower(op: Operator, tablet: int, epoch: int, leader: str, node:
         await op.call(leader, "add_follower", {"tablet": tablet, "epoch": epoch, "node": node, "head": list(head),
                                                "addr": op.addr(node)})
     except Exception as e:
+        report_unplanned("the operator", e)
         op.emit("add_follower_failed", tablet=tablet, epoch=epoch, node=node, error=str(e))
         return False
     op.emit("follower_added", tablet=tablet, epoch=epoch, leader=leader, node=node, head=list(head))
