@@ -11,6 +11,7 @@ from harness.cli.exit_codes import ERROR, for_validity
 from harness.config import TestConfig
 
 VERDICT_WORDS = {True: "VALID", False: "INVALID", "unknown": "UNKNOWN"}
+WHY_LINES = 6
 
 
 @click.command()
@@ -113,6 +114,16 @@ def _given(ctx: click.Context, name: str) -> bool:
     return ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
 
 
+def why_lines(result: dict[str, object], most: int = WHY_LINES, width: int = 160) -> list[str]:
+    """The first ``most`` lines of a checker's explanation, each cut to ``width`` characters: enough to see in the
+    terminal (and in a CI log) why it judged as it did; the report has the rest."""
+    lines = [line.strip() for line in str(result.get("explanation") or "").splitlines() if line.strip()]
+    shown = [line if len(line) <= width else line[:width - 1] + "…" for line in lines[:most]]
+    if len(lines) > most:
+        shown.append(f"… {len(lines) - most} more line(s) in the report")
+    return shown
+
+
 def run_and_report(config: TestConfig, store: str) -> int:
     """Run ``config`` into the store; print the verdict and report path; return the exit code."""
     from harness.progress import ProgressDisplay
@@ -130,5 +141,7 @@ def run_and_report(config: TestConfig, store: str) -> int:
     for name, result in outcome.results["checkers"].items():
         if result["valid"] is not True:
             click.echo(f"  {name}: {VERDICT_WORDS.get(result['valid'], 'UNKNOWN')} {result.get('error', '')}".rstrip())
+            for line in why_lines(result):
+                click.echo(f"    {line}")
     click.echo(f"report: {outcome.report if outcome.report else outcome.run.results_json}")
     return for_validity(verdict)

@@ -3,6 +3,7 @@ the CLI and the conformance kit, as a user testing their own system would."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import venv
 from collections.abc import Iterator
@@ -64,6 +65,9 @@ def test_the_correct_store_is_valid_and_the_unsafe_mode_is_caught(fresh: Path, t
     buggy = fencepost(fresh, *base, "--bug", "async-replication")
     assert buggy.returncode == 1, buggy.stdout + buggy.stderr[-1000:]
     assert "linearizable: INVALID" in buggy.stdout
+    latest = max(tmp_path.glob("toy-kv-register*/2*/results.json"))  # run directories are named by start time
+    why = json.loads(latest.read_text())["checkers"]["linearizable"]["explanation"].strip().splitlines()[0]
+    assert f"    {why.strip()[:100]}" in buggy.stdout, "the terminal says why, not only that"
 
 
 def test_the_plugin_passes_the_conformance_kit_in_its_own_tests(fresh: Path) -> None:
