@@ -72,12 +72,20 @@ class Wal:
 
     @classmethod
     def open(cls, path: str) -> tuple[Wal, list[Entry]]:
-        """Open (creating if absent) and verify the log; return it with all its entries."""
+        """Open (creating if absent) and verify the log; return it with all its entries, durable.
+
+        The file is fsynced before its entries are returned: a predecessor killed between a write and its
+        fsync leaves records that every read sees (they are in the page cache) but that a power loss would
+        still take. The replica counts what it opened as durable, and checkpoints its commit index up to it,
+        so without this fsync a kill and then a power loss looked like committed entries lost from disk
+        (the clean default campaign at seed 33: a lossy-link kill of n1, a power loss 1.8 s later)."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             size = os.fstat(fd).st_size
             data = os.pread(fd, size, 0) if size else b""
             entries, positions = scan(data)
+            if not bugs.enabled("ack-before-fsync"):  # that bug's log never fsyncs
+                os.fsync(fd)
         except BaseException:
             os.close(fd)
             raise

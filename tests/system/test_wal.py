@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
+from harness.backends.lazyfs.mount import LazyMount
 from system import statefile
 from system.wal import Wal, WalDamaged
 
@@ -74,3 +76,29 @@ def test_statefile_is_replaced_whole(tmp_path: Path) -> None:
     statefile.write_atomic(str(p), {"epoch": 2})
     assert statefile.read_json(str(p)) == {"epoch": 2}
     assert not (tmp_path / "state.json.tmp").exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None,
+                    reason="needs /dev/fuse and fusermount3")
+def test_what_a_reopened_log_returns_survives_a_power_loss(tmp_path: Path) -> None:
+    """A process killed between a write and its fsync: its successor reads the records from the page cache and
+    counts them durable, so they must be durable once it has them; a later power loss may not take them."""
+    lazy = LazyMount(str(tmp_path / "backing"), str(tmp_path / "mnt"), str(tmp_path / "lazyfs.log"), 0.0, ())
+    lazy.start(dict(os.environ), os.getcwd(), detach=False)
+    try:
+        p = Path(lazy.mount) / "wal"
+        write_log(p, 3)
+        directory = os.open(lazy.mount, os.O_RDONLY)
+        os.fsync(directory)  # the file's name is durable, as the replica's tablet folder makes it
+        os.close(directory)
+        killed, _ = Wal.open(str(p))
+        killed.append(entries(5)[3:])  # written, never fsynced: the process dies here
+        killed.close()
+        successor, got = Wal.open(str(p))
+        successor.close()
+        assert got == entries(5)
+        lazy.drop()
+        _, after = Wal.open(str(p))
+        assert after == entries(5), "a power loss took entries the successor had counted durable"
+    finally:
+        lazy.stop()
