@@ -39,6 +39,8 @@ class OperatorNemesis:
         if spec.target == "race":
             if len(ops) < 2:
                 raise RuntimeError("the cluster has no standby operator to race")
+            if cluster.processes.running(ops[1]):  # not this window's to stop when it ends
+                return {"target": "race", "skipped": f"the standby {ops[1]} already runs"}
             await cluster.processes.start(ops[1])
             self._racing.append(ops[1])
             return {"target": "race", "started": [ops[1]]}
@@ -60,8 +62,14 @@ class OperatorNemesis:
         return {"started": started, "stopped": stopped}
 
     async def heal(self, cluster: Cluster) -> None:
-        """Leave exactly the active operator running."""
+        """Leave exactly the active operator running, whatever left it otherwise."""
         await self.stop(cluster)
+        ops = cluster.members(CONTROL)
+        for name in ops[1:]:
+            if cluster.processes.running(name):
+                await cluster.processes.kill(name)
+        if ops and not cluster.processes.running(ops[0]):
+            await cluster.processes.start(ops[0])
 
 
 def package() -> OperatorNemesis:
