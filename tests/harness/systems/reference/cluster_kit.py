@@ -49,6 +49,15 @@ async def leaders(cluster: Cluster) -> dict[int, str]:
     return {int(t): m["leader"] for t, m in routing["tablets"].items() if m.get("leader")}
 
 
+async def routed(cluster: Cluster, tablet: int, limit_s: float) -> str:
+    """The leader an operator routes ``tablet`` to, once one answers with one; fails after ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    while (leader := (await leaders(cluster)).get(tablet)) is None:
+        assert time.monotonic() < deadline, f"no operator routes tablet {tablet}"
+        await asyncio.sleep(0.5)
+    return leader
+
+
 async def whole(cluster: Cluster, replacing: set[str], limit_s: float) -> dict[str, Any]:
     """The master's status once every tablet is whole and the members in ``replacing`` are retired
     (:func:`~harness.systems.reference.faults.guard.unrepaired`); fails after ``limit_s``."""

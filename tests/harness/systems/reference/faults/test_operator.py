@@ -19,29 +19,15 @@ import pytest
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
-from harness.systems.reference.faults.stalled_swap import _operator
 from system.admin import call
 from system.wire import ConnectionLost, RpcError, Unreachable
-from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, whole
+from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, routed, whole
 
 pytestmark = pytest.mark.slow
 
 
 def _running(cluster: Cluster) -> list[str]:
     return [o for o in cluster.members(CONTROL) if cluster.processes.running(o)]
-
-
-async def _routes(cluster: Cluster, limit_s: float) -> None:
-    """Wait until an operator answers and routes tablet 0 to a leader."""
-    deadline = time.monotonic() + limit_s
-    while True:
-        try:
-            if (await _operator(cluster, "routing", {}))["tablets"]["0"]["leader"]:
-                return
-        except (RuntimeError, KeyError):
-            pass
-        assert time.monotonic() < deadline, "no operator routes tablet 0"
-        await asyncio.sleep(0.5)
 
 
 async def _answers(cluster: Cluster, name: str, limit_s: float) -> None:
@@ -79,7 +65,7 @@ def test_a_kill_of_the_control_plane_leaves_a_stopped_standby_stopped_and_the_he
             await cluster.processes.kill(op1)
             await operator.heal(cluster)
             assert _running(cluster) == [op1]
-            await _routes(cluster, 30)
+            await routed(cluster, 0, 30)
 
     asyncio.run(scenario())
 
@@ -98,6 +84,6 @@ def test_a_stalled_swap_asks_the_active_operator_alone_and_starts_it_again(tmp_p
             await pkg.stop(cluster)
             assert cluster.processes.running(op1), "old code: the call went on to the standby, and op1 stayed down"
             await cluster.processes.kill(op2)
-            await _routes(cluster, 60)
+            await routed(cluster, 0, 60)
 
     asyncio.run(scenario())

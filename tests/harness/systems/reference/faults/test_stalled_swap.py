@@ -20,7 +20,7 @@ from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
 from harness.systems.reference.faults.stalled_swap import _operator
-from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, rejoined, whole
+from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, rejoined, routed, whole
 
 SPEC = FaultSpec("stalled-swap", "leader-with-new-node")
 
@@ -51,16 +51,7 @@ def test_a_stalled_swap_onto_a_rejoined_node_partitions_by_process_name_and_rest
             assert done["new"] == spare and done["partitioned"][0] == [done["leader"], spare], done
             await pkg.stop(backend)
             # The operator runs again and routes the tablet to a leader once the network healed.
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    routing = await _operator(backend, "routing", {})
-                    if routing["tablets"]["0"]["leader"]:
-                        break
-                except RuntimeError:
-                    pass
-                assert time.monotonic() < deadline, "no operator routes tablet 0 after the window ended"
-                await asyncio.sleep(0.5)
+            await routed(backend, 0, 60)
             assert backend.members(CONTROL)[0] in backend.specs
 
     asyncio.run(scenario())
