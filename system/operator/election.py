@@ -36,7 +36,7 @@ async def _fence(op: Operator, node: str, tablet: int, epoch: int, create: bool)
                               timeout=FENCE_TIMEOUT_S)
         return node, rules.eid(reply["head"])
     except Exception as e:
-        report_unplanned("the operator", e)
+        report_unplanned(f"the fence of tablet {tablet} on {node}", e)
         op.emit("fence_failed", tablet=tablet, node=node, epoch=epoch, error=str(e))
         return node, None
 
@@ -97,7 +97,7 @@ async def elect(op: Operator, tablet: int, avoid: tuple[str, ...] = ()) -> bool:
                                                     "ensemble": final, "nodes": op.addrs(final),
                                                     "pre_voters": pre_voters_of(op, new, final)})
         except Exception as e:
-            report_unplanned("the operator", e)
+            report_unplanned(f"become_leader for tablet {tablet}", e)
             op.emit("election_failed", tablet=tablet, epoch=epoch, reason=f"become_leader: {e}")
             return False
         op.crash_point("election:after-become-leader")
@@ -126,7 +126,7 @@ async def add_follower(op: Operator, tablet: int, epoch: int, leader: str, node:
         await op.call(leader, "add_follower", {"tablet": tablet, "epoch": epoch, "node": node, "head": list(head),
                                                "addr": op.addr(node)})
     except Exception as e:
-        report_unplanned("the operator", e)
+        report_unplanned(f"add_follower {node} to tablet {tablet}", e)
         op.emit("add_follower_failed", tablet=tablet, epoch=epoch, node=node, error=str(e))
         return False
     op.emit("follower_added", tablet=tablet, epoch=epoch, leader=leader, node=node, head=list(head))

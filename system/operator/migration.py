@@ -67,7 +67,7 @@ async def barrier(op: Operator, node: str, tablet: int, below: int) -> bool:
         await op.call(node, "close_sessions", {"tablet": tablet, "below": below}, timeout=3.0)
         return True
     except Exception as e:
-        report_unplanned("the operator", e)
+        report_unplanned(f"the barrier of tablet {tablet} on {node}", e)
         op.emit("barrier_failed", tablet=tablet, node=node, below=below, error=str(e))
         return False
 
@@ -79,7 +79,7 @@ async def tombstone(op: Operator, node: str, tablet: int, epoch: int) -> bool:
         op.emit("replica_tombstoned", tablet=tablet, node=node, epoch=epoch)
         return True
     except Exception as e:
-        report_unplanned("the operator", e)
+        report_unplanned(f"the tombstone of tablet {tablet} on {node}", e)
         op.emit("tombstone_failed", tablet=tablet, node=node, error=str(e))
         return False
 
@@ -173,7 +173,7 @@ async def _ensure_pre_voter(op: Operator, t: int, meta: dict[str, Any], new: str
         try:
             await op.call(new, "fence", {"tablet": t, "epoch": meta["epoch"], "create": False}, timeout=3.0)
         except Exception as e:
-            report_unplanned("the operator", e)
+            report_unplanned(f"the fence of tablet {t} on {new}", e)
             op.emit("fence_failed", tablet=t, node=new, epoch=meta["epoch"], error=str(e))
     await op.call(meta["leader"], "add_pre_voter", {"tablet": t, "epoch": meta["epoch"], "node": new,
                                                     "addr": op.addr(new)}, timeout=3.0)
@@ -232,7 +232,7 @@ async def cancel(op: Operator, t: int, meta: dict[str, Any]) -> bool:
         try:
             await op.call(meta["leader"], "remove_pre_voter", {"tablet": t, "node": new}, timeout=3.0)
         except Exception as e:
-            report_unplanned("the operator", e)
+            report_unplanned(f"remove_pre_voter {new} from tablet {t}", e)
             op.emit("remove_pre_voter_failed", tablet=t, node=new, error=str(e))
     if not await finish(op, t, mig, "cancelled"):
         return False
