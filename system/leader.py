@@ -21,8 +21,8 @@ from system.replica import TabletReplica
 from system.rules import EntryId
 from system.wire import ConnectionLost, RpcError, RpcPool, Unreachable
 
-WRITE_TIMEOUT_S = 10.0
-CONFIRM_TIMEOUT_S = 2.0
+WRITE_TIMEOUT_S = 10.0  # pragma: no mutate
+CONFIRM_TIMEOUT_S = 2.0  # pragma: no mutate
 
 
 class LeaderRole:
@@ -184,7 +184,7 @@ class LeaderRole:
         fut: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._waiters[off] = fut
         if self._sweeper is None:
-            self._sweeper = loop.call_later(WRITE_TIMEOUT_S / 2, self._sweep)
+            self._sweeper = loop.call_later(WRITE_TIMEOUT_S / 2, self._sweep)  # pragma: no mutate
         return await fut
 
     def _sweep(self) -> None:
@@ -200,7 +200,7 @@ class LeaderRole:
             if not fut.done():
                 fut.set_exception(RpcError("timeout", f"entry {off} not committed in time"))
         if self._waiters:
-            self._sweeper = asyncio.get_running_loop().call_later(WRITE_TIMEOUT_S / 2, self._sweep)
+            self._sweeper = asyncio.get_running_loop().call_later(WRITE_TIMEOUT_S / 2, self._sweep)  # pragma: no mutate
 
     async def read(self, key: str) -> Any:
         """A linearizable read of ``key`` (see the module docstring)."""

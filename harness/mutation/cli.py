@@ -110,7 +110,7 @@ def _show(n: int, total: int, r: Any) -> None:
     if caught:
         x = caught[0]
         at = f" at {x.first_anomaly_s:g} s" if x.first_anomaly_s is not None else (
-            f" (no time cited; the test ended at {x.test_end_s:g} s)" if x.test_end_s is not None else "")
+            f" (no time cited: counted at the {x.evidence_s:g} s campaign's end)" if x.evidence_s is not None else "")
         detail = f"seed {x.seed}: {','.join(x.checkers) or 'invalid'}{at}"
     elif r.reason:  # an equivalent mutant's review, or why a mutant is broken or unknown
         detail = r.reason

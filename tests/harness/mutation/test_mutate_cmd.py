@@ -85,6 +85,7 @@ def test_a_caught_mutant_and_an_equivalent_one_on_real_runs(tmp_path: Path) -> N
     [caught] = [m for m in summary["mutants"] if m["id"] == CAUGHT]
     assert caught["status"] == "caught" and caught["faults"].get("kill", 0) >= 1
     assert "-    return n // 2 + 1\n+    return n // 2 + 0" in caught["diff"]
+    assert all(r["time_limit_s"] == 10.0 for r in caught["runs"])  # from each run's test.json
     runs = list(RunStore(store).runs())
     results = [r.read_results() or {} for r in runs]
     assert len(runs) == len(caught["runs"]) and all(r["campaign"] == "t-mutate" for r in results)
