@@ -29,6 +29,10 @@ PRAGMA = "pragma: no mutate"
 INSTALL_HINT = "mutation testing needs cosmic-ray: pip install 'fencepost[mutate]' (or make setup)"
 
 Position = tuple[int, int]
+REPLACEMENT_EXCEPTION = "CosmicRayTestingException"
+"""The exception cosmic-ray's ExceptionReplacer puts in an ``except`` clause in place of the one it names."""
+_REPLACEMENT_CLASS = (f"\n\nclass {REPLACEMENT_EXCEPTION}(Exception):  # added by fencepost mutate\n"
+                      '    """Raised by nothing: the except clause that names it catches nothing."""\n')
 
 
 class EngineMissing(RuntimeError):
@@ -237,6 +241,11 @@ def sample(mutants: Sequence[Mutant], n: int | None, seed: int) -> list[Mutant]:
 def mutate_source(mutant: Mutant, source: str) -> str:
     """``source`` (the module's code) with ``mutant`` applied, by cosmic-ray.
 
+    cosmic-ray's ExceptionReplacer names :data:`REPLACEMENT_EXCEPTION` in an ``except`` clause so that the
+    clause catches nothing, but leaves the name undefined: the clause would then raise NameError whenever an
+    exception reached it, a louder change than the mutant means. So the mutated module gets the class at its
+    end (no line moves; except clauses look names up when they run, after the module has loaded).
+
     Raises:
         ValueError: the mutant does not apply to this code (it changed since the mutant was listed).
     """
@@ -245,7 +254,10 @@ def mutate_source(mutant: Mutant, source: str) -> str:
     mutated = mutate_code(source, make_operator(mutant.operator), mutant.occurrence)
     if mutated is None or mutated == source:
         raise ValueError(f"mutant {mutant.id} does not apply to the code of {mutant.module}")
-    return str(mutated)
+    mutated = str(mutated)
+    if REPLACEMENT_EXCEPTION in mutated and REPLACEMENT_EXCEPTION not in source:
+        mutated = mutated.rstrip("\n") + "\n" + _REPLACEMENT_CLASS
+    return mutated
 
 
 def unified_diff(mutant: Mutant, before: str, after: str, context: int = 2) -> str:

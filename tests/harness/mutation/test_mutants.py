@@ -6,6 +6,7 @@ import difflib
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,6 +97,24 @@ def test_annotations_and_pragma_lines_are_not_mutated() -> None:
     found = module_mutants("pkg/m.py", source, ["core/ReplaceBinaryOperator_BitOr_BitAnd"])
     assert [(m.line, m.mutated, m.occurrence) for m in found] == [(7, "return z & 2", 4)]
     assert mutate_source(found[0], source).endswith("    return z & 2\n")
+
+
+def test_an_exception_replaced_in_a_handler_goes_uncaught_not_as_a_name_error() -> None:
+    source = ("def f(d, k):\n"
+              "    try:\n"
+              "        return d[k]\n"
+              "    except (KeyError, IndexError):\n"
+              "        return None\n")
+    [m] = [m for m in module_mutants("pkg/m.py", source, ["core/ExceptionReplacer"]) if m.occurrence == 0]
+    mutated = mutate_source(m, source)
+    assert mutated.split("\n")[3] == "    except (CosmicRayTestingException, IndexError):"
+    assert mutated.split("\n")[:3] == source.split("\n")[:3]  # no line moves
+    scope: dict[str, Any] = {}
+    exec(compile(mutated, "m.py", "exec"), scope)  # the test's own code
+    f = scope["f"]
+    assert f({"k": 1}, "k") == 1 and f([], 3) is None  # the other handler still catches
+    with pytest.raises(KeyError):  # the replaced one catches nothing: a KeyError, not a NameError
+        f({}, "k")
 
 
 def test_a_mutant_that_no_longer_applies_is_refused() -> None:
