@@ -3,12 +3,17 @@
 Jepsen's rules: an exception or timeout in a client is ``info``; a process whose op ended in ``info``
 never invokes again, so the worker carries on under a new process number (``+ concurrency``) with a
 fresh client.
+
+An exception other than a timeout is also recorded on the completion as ``crash``: its type, where it was
+raised (the innermost frame, ``file:line``), and whether it is a programming error
+(:data:`PROGRAMMING_ERRORS`), which no client plans for and the ``client-crash`` checker reports.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +25,16 @@ from harness.protocols import Client, Invocation, OpSource, Outcome
 from harness.recorder import Recorder
 
 _TYPES = {"ok": OpType.OK, "fail": OpType.FAIL, "info": OpType.INFO}
+PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
+    AttributeError, TypeError, LookupError, NameError, AssertionError, ArithmeticError, RecursionError)
+"""Exceptions only a mistake in a client's code raises: a refusal, a lost connection or a timeout is none."""
+
+
+def crash_of(e: BaseException) -> dict[str, object]:
+    """The ``crash`` field of a completion ended by ``e``: ``{"type", "at", "programming"}``."""
+    frames = traceback.extract_tb(e.__traceback__)
+    at = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
+    return {"type": type(e).__name__, "at": at, "programming": isinstance(e, PROGRAMMING_ERRORS)}
 
 
 @dataclass
@@ -35,6 +50,7 @@ async def invoke_and_record(
 ) -> Outcome:
     """Record the invocation, run it with a deadline, record the completion, and return the outcome."""
     recorder.record(process, OpType.INVOKE, op.f, op.key, op.value)
+    crash: dict[str, object] | None = None
     try:
         outcome = await asyncio.wait_for(client_holder[0].invoke(op), timeout)
         if outcome.type not in _TYPES:
@@ -43,8 +59,10 @@ async def invoke_and_record(
         outcome = Outcome("info", None, "timeout")
     except Exception as e:  # any client failure is an unknown outcome
         outcome = Outcome("info", None, f"{type(e).__name__}: {e}")
+        crash = crash_of(e)
     value = outcome.value if outcome.type != "info" else None
-    recorder.record(process, _TYPES[outcome.type], op.f, op.key, value, outcome.error, **dict(outcome.extra))
+    extra = dict(outcome.extra) if crash is None else {**outcome.extra, "crash": crash}
+    recorder.record(process, _TYPES[outcome.type], op.f, op.key, value, outcome.error, **extra)
     tally.outcomes[outcome.type] += 1
     return outcome
 
