@@ -51,6 +51,10 @@ class IndependentKeys:
         """The key each group is on now."""
         return [g.key_serial for g in self._groups]
 
+    def issued(self) -> dict[int, int]:
+        """``{key: ops issued on it}`` for the key each group is on now: the next op's ``n``."""
+        return {g.key_serial: g.issued for g in self._groups}
+
     def key_for(self, group: int) -> int:
         """The key a group is on now; keys never repeat across groups."""
         return self._groups[group].key_serial

@@ -45,9 +45,15 @@ class RegisterWorkload:
         return self._source
 
     def final_ops(self) -> list[Invocation]:
-        """A read of each key in use when the workload stopped: checked for linearizability like every read,
-        and, since it comes after the heal, for recovery (:mod:`checkers.recovery`)."""
-        return [Invocation("read", key, None) for key in self._source.active_keys()] if self._source else []
+        """For each key in use when the workload stopped, a write of the key's next unique value and then a
+        read: checked for linearizability like every op and, since they come after the heal, for recovery
+        (:mod:`checkers.recovery`). A cluster that serves reads but no longer commits a write has not
+        recovered, and only a write after the heal shows it: an operation that never completes is
+        indeterminate, never invalid."""
+        if self._source is None:
+            return []
+        return [op for key, n in self._source.issued().items()
+                for op in (Invocation("write", key, n), Invocation("read", key, None))]
 
     def checkers(self) -> list[Checker]:
         """Linearizability against a cas-register per key."""
