@@ -16,7 +16,7 @@ def test_the_installed_extensions_are_found_by_entry_point() -> None:
     assert {"local", "docker"} <= set(registry.backend_names())
     assert {"register", "set", "log", "bank"} <= set(registry.workload_names())
     assert {"kill", "pause", "partition", "clock", "lose-unsynced", "membership"} <= set(registry.nemesis_names())
-    assert {"stats", "exceptions", "perf", "availability", "log-pattern", "recovery"} == {
+    assert {"stats", "exceptions", "perf", "availability", "log-pattern", "client-crash", "recovery"} == {
         c.name for c in registry.standard_checkers()}
     assert {"test", "check", "systems", "report", "serve", "cluster"} <= set(registry.group(registry.COMMANDS))
 
