@@ -10,14 +10,16 @@ from harness.checker import Checker
 
 
 def white_box_checkers() -> list[Checker]:
-    """Amnesia, config-cas, redundancy, commit-epoch, topology-guards, leader-completeness and convergence."""
+    """Amnesia, config-cas, redundancy, commit-epoch, topology-guards, leader-completeness, convergence and
+    replica-state."""
     from harness.systems.reference.checkers.amnesia import AmnesiaChecker
     from harness.systems.reference.checkers.commit_epoch import CommitEpochChecker
     from harness.systems.reference.checkers.config_cas import ConfigCasChecker
     from harness.systems.reference.checkers.convergence import ConvergenceChecker
     from harness.systems.reference.checkers.leader_completeness import LeaderCompletenessChecker
     from harness.systems.reference.checkers.redundancy import RedundancyChecker
+    from harness.systems.reference.checkers.replica_state import ReplicaStateChecker
     from harness.systems.reference.checkers.topology_guards import TopologyGuardsChecker
 
     return [AmnesiaChecker(), ConfigCasChecker(), RedundancyChecker(), CommitEpochChecker(),
-            TopologyGuardsChecker(), LeaderCompletenessChecker(), ConvergenceChecker()]
+            TopologyGuardsChecker(), LeaderCompletenessChecker(), ConvergenceChecker(), ReplicaStateChecker()]
