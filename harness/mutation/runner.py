@@ -92,12 +92,14 @@ class RunResult:
 
     @property
     def evidence_s(self) -> float | None:
-        """When a catch's first evidence came, in test seconds: the checkers' ``first_anomaly_s``; else, for
-        a checker that cites no time (log-pattern, convergence, recovery: they judge the logs and the state
-        after the heal), the run's time limit, since a campaign of that length caught it; else the
-        history's last operation."""
+        """When a catch's first evidence came, in test seconds: the checkers' ``first_anomaly_s``, at most the
+        run's time limit; else, for a checker that cites no time (log-pattern, convergence: they judge the
+        logs and the state after the heal), the run's time limit; else the history's last operation.
+        Evidence from after the time limit (a final read, the recovery checker's retries) and evidence with
+        no time both come from the campaign of that length, which caught it."""
         if self.first_anomaly_s is not None:
-            return self.first_anomaly_s
+            return self.first_anomaly_s if self.time_limit_s is None else min(self.first_anomaly_s,
+                                                                               self.time_limit_s)
         return self.time_limit_s if self.time_limit_s is not None else self.test_end_s
 
     def caught_within(self, seconds: float) -> bool:

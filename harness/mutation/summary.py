@@ -4,10 +4,11 @@
 (``default``: the system's default campaign, when no ``--nemesis`` was given) and, with
 ``--per-package``, for each fault package alone, the fraction of scored mutants (neither equivalent
 nor broken at start: the score's denominator) that a run caught with its first evidence at most 30 s
-and 60 s of test time in (``detection.first_anomaly_s`` of the run's results.json). A catch whose
-evidence has no time (the log-pattern, convergence and recovery checkers cite none: they judge the logs
-and the state after the heal) counts at the run's time limit: a campaign of that length caught it. So a
-60 s run's timeless catch counts within 60 s, never within 30 s.
+and 60 s of test time in (``detection.first_anomaly_s`` of the run's results.json). Evidence from after
+the run's time limit (a final read, the recovery checker's retries) and evidence with no time (the
+log-pattern and convergence checkers cite none: they judge the logs and the state after the heal) count
+at the time limit: a campaign of that length caught it. So such a catch in a 60 s run counts within 60 s,
+never within 30 s.
 
 The campaign page is drawn by whatever the ``fencepost.mutation_pages`` entry points name (the
 reports package's, by default): ``(summary, out_dir) -> path``. The harness never imports reports.

@@ -31,7 +31,10 @@ def test_a_run_outcome_follows_its_exit_and_its_history() -> None:
     # No time cited (log-pattern, convergence): the campaign's length counts, before the history's end.
     timeless = run(1, 1, test_end_s=71.5, time_limit_s=60.0)
     assert timeless.caught_within(60) and not timeless.caught_within(30)
-    assert not run(1, 1, at=45.0, time_limit_s=30.0).caught_within(30)
+    assert not run(1, 1, at=45.0, time_limit_s=60.0).caught_within(30)
+    # Evidence from the final phase, after the time limit (recovery's retries): the campaign's length counts.
+    late = run(1, 1, at=71.2, test_end_s=102.0, time_limit_s=60.0)
+    assert late.evidence_s == 60.0 and late.caught_within(60) and not late.caught_within(30)
 
 
 def test_classes_from_the_campaigns_runs() -> None:
