@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from typing import TYPE_CHECKING, Any
 
 from system import rules, statefile, superblock
@@ -44,6 +45,9 @@ class SessionGuards:
         self.path = path
         self.closed_below: dict[str, int] = dict(statefile.read_json(path) or {})
         self._locks: dict[int, asyncio.Lock] = {}
+        # Barriers of different tablets run in threads at once and share the file (and its temp file):
+        # one writer at a time, or a rename fails or installs another barrier's half-written file.
+        self._file_lock = threading.Lock()
 
     def lock(self, tablet: int) -> asyncio.Lock:
         """Held by a copy's start until it is COPYING, by a copy from its last session check until it is
@@ -57,11 +61,12 @@ class SessionGuards:
 
     def close_below(self, tablet: int, below: int) -> int:
         """Barrier: close every session of ``tablet`` below ``below`` (durably); return the new bound."""
-        cur = self.closed_below.get(str(tablet), 0)
-        if below > cur:
-            self.closed_below[str(tablet)] = below
-            statefile.write_atomic(self.path, self.closed_below)
-        return self.closed_below.get(str(tablet), 0)
+        with self._file_lock:
+            cur = self.closed_below.get(str(tablet), 0)
+            if below > cur:
+                self.closed_below[str(tablet)] = below
+                statefile.write_atomic(self.path, self.closed_below)
+            return self.closed_below.get(str(tablet), 0)
 
 
 def source_snapshot(r: TabletReplica) -> dict[str, Any]:

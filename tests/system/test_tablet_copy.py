@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from system import bugs, identity
 from system.events import EventLog, read_events
 from system.node import Node
 from system.replica import TabletReplica
+from system.tablet_copy import SessionGuards
 from system.wire import RpcError, RpcServer
 
 SOURCE_EPOCH = 3
@@ -128,3 +131,21 @@ def test_a_second_start_of_the_same_copy_is_refused_while_the_first_runs(tmp_pat
     assert [e["event"] for e in events] == ["copy_started", "copy_done"], events
     assert (replica.data_state, replica.epoch) == ("READY", SOURCE_EPOCH)
     assert [e["o"] for e in replica.log] == [0, 1, 2] and replica.commit == 1
+
+
+def test_barriers_of_different_tablets_at_once_keep_every_close_durable(tmp_path: Path) -> None:
+    """One node's barriers for different tablets run in threads at once and share ``sessions.json``: each
+    must land whole. They shared the temp file too, so one barrier's rename failed (FileNotFoundError: the
+    other had renamed it already; the clean default campaign's baseline at c0edbb0) or renamed the other's
+    half-written file, losing a close."""
+    path = tmp_path / "sessions.json"
+    guards = SessionGuards(str(path))
+
+    def close(t: int) -> None:
+        for below in range(1, 6):
+            guards.close_below(t, below)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(close, range(32)))  # raises what any barrier raised
+    assert json.loads(path.read_text()) == {str(t): 5 for t in range(32)}
+    assert SessionGuards(str(path)).closed_below == {str(t): 5 for t in range(32)}
