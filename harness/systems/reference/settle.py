@@ -3,9 +3,9 @@
 A replicated store that has recovered is not only answering: every tablet has a steady leader, a full
 ensemble of live members and no reconfiguration or migration half-done, and every member has caught up
 with its leader. After the final reads, the plugin polls the operator's status for up to
-:data:`SETTLE_S` seconds until that holds, and writes ``nodes/settled.json`` (whether it settled, how
-long it took, what was still wrong, and the last status) for the convergence checker
-(:mod:`harness.systems.reference.checkers.convergence`).
+:data:`SETTLE_S` seconds until that has held for :data:`STABLE_S`, and writes ``nodes/settled.json``
+(whether it settled, how long it took, what was still wrong, and the last status) for the convergence
+checker (:mod:`harness.systems.reference.checkers.convergence`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,11 @@ from system.admin import call
 
 SETTLE_S = 30.0
 POLL_S = 0.5
+STABLE_S = 1.5
+"""How long the status must show a whole, converged cluster before it counts as settled. The operator's
+view of each member's commit index comes from reports a heartbeat (0.25 s) old, and a follower learns its
+leader's latest commit with the next batch or cursor heartbeat (0.5 s): one agreeing poll right after the
+final write can predate that write's commit reaching the followers, which the dumps taken next then show."""
 SETTLED_FILE = "settled.json"
 
 
@@ -65,15 +70,20 @@ async def operator_status(operators: Sequence[tuple[str, int]], timeout: float =
 
 
 async def settle(operators: Sequence[tuple[str, int]], replication: int, out: Path,
-                 patience: float = SETTLE_S) -> dict[str, Any]:
-    """Poll until the cluster is whole and converged, or ``patience`` seconds pass; write and return the record."""
+                 patience: float = SETTLE_S, stable: float = STABLE_S) -> dict[str, Any]:
+    """Poll until the cluster has been whole and converged for ``stable`` seconds (every poll in between
+    agreeing), or ``patience`` seconds pass; write and return the record. At the end of the patience, a
+    last poll that agrees is settled too."""
     started = time.monotonic()
     status: dict[str, Any] | None = None
     reasons = ["no operator answered"]
+    agreed_since: float | None = None
     while True:
         status = await operator_status(operators)
         reasons = unsettled(status, replication) if status is not None else ["no operator answered"]
-        if not reasons or time.monotonic() - started >= patience:
+        now = time.monotonic()
+        agreed_since = (agreed_since or now) if not reasons else None
+        if (agreed_since is not None and now - agreed_since >= stable) or now - started >= patience:
             break
         await asyncio.sleep(POLL_S)
     record = {"settled": not reasons, "seconds": round(time.monotonic() - started, 2), "patience_s": patience,

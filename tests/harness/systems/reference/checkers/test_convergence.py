@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 from harness.checker import CheckContext
 from harness.systems.reference.checkers.convergence import ConvergenceChecker
-from harness.systems.reference.settle import SETTLED_FILE, unsettled
+from harness.systems.reference.settle import SETTLED_FILE, settle, unsettled
+from system.wire import RpcServer
 
 
 def status(**tablet: Any) -> dict[str, Any]:
@@ -82,3 +85,33 @@ def test_a_leader_replicating_to_another_ensemble_than_recorded_is_invalid(tmp_p
     assert result["valid"] is False
     assert ("tablet 0: leader n1 replicates to ['n1', 'n2', 'n3~2'], the control plane recorded ['n1', 'n2', 'n4']"
             in result["disagreements"])
+
+
+def test_settling_waits_until_the_status_has_agreed_for_a_while(tmp_path: Path) -> None:
+    """An operator whose first report predates the final write's commit: it shows the members agreeing, then
+    (fresh) a member one commit behind, then agreeing again. One agreeing poll is not settled; the record
+    keeps the status that held (the clock campaign at 499761f: its dumps, taken right after one agreeing
+    poll, had n3 one commit behind)."""
+    behind = status()
+    behind["commits"]["n3"]["0"] = 39
+    script = [status(), behind, *[status() for _ in range(20)]]
+    polls: list[float] = []
+
+    async def handler(method: str, to: str | None, params: dict[str, Any]) -> Any:
+        assert method == "status"
+        polls.append(time.monotonic())
+        return script[min(len(polls) - 1, len(script) - 1)]
+
+    async def go() -> dict[str, Any]:
+        server = RpcServer(handler)
+        await server.start("127.0.0.1", 0)
+        try:
+            return await settle([("127.0.0.1", server.port)], 3, tmp_path / SETTLED_FILE, patience=10, stable=1.0)
+        finally:
+            await server.close()
+
+    record = asyncio.run(go())
+    assert record["settled"] is True and record["reasons"] == []
+    assert len(polls) >= 4  # agree, behind, then agreeing polls spanning the stable second
+    assert polls[-1] - polls[2] >= 1.0
+    assert json.loads((tmp_path / SETTLED_FILE).read_text())["settled"] is True
