@@ -24,6 +24,7 @@ def test_final_ops_write_each_key_in_use_a_new_value_then_read_it() -> None:
     written: dict[object, set[object]] = {}
     for i in range(500):
         op = source.next_op(i % 8)
+        assert op is not None  # the register's keys never run dry
         if op.f == "write":
             written.setdefault(op.key, set()).add(op.value)
         elif op.f == "cas":
