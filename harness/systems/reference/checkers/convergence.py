@@ -22,28 +22,24 @@ from typing import Any
 
 from harness.checker import UNKNOWN, CheckContext
 from harness.history.op import Op
+from harness.systems.reference.checkers.dumps import node_dumps, tablets
 from harness.systems.reference.info import process_of
 from harness.systems.reference.settle import SETTLED_FILE
 
 EXAMPLES = 10
 
 
-def _tablets(dump: Mapping[str, Any]) -> Mapping[str, Any]:
-    tablets = dump.get("tablets")
-    return tablets if isinstance(tablets, dict) else {}
-
-
 def disagreements(dumps: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Members of each leader's ensemble whose dumped head or commit index differs from the leader's."""
     found: list[str] = []
     for node, dump in sorted(dumps.items()):
-        for t, mine in sorted(_tablets(dump).items(), key=lambda kv: int(kv[0])):
+        for t, mine in sorted(tablets(dump).items(), key=lambda kv: int(kv[0])):
             if not isinstance(mine, dict) or mine.get("status") != "leader":
                 continue
             for member in mine.get("ensemble") or []:
                 if process_of(member) == node:
                     continue
-                theirs = _tablets(dumps.get(process_of(member), {})).get(t)
+                theirs = tablets(dumps.get(process_of(member), {})).get(t)
                 if not isinstance(theirs, dict):
                     found.append(f"tablet {t}: member {member} has no state for it (its leader {node} does)")
                     continue
@@ -61,7 +57,7 @@ def ensembles_differ(dumps: Mapping[str, Mapping[str, Any]], status: Mapping[str
     recorded = (status or {}).get("tablets") or {}
     found: list[str] = []
     for node, dump in sorted(dumps.items()):
-        for t, mine in sorted(_tablets(dump).items(), key=lambda kv: int(kv[0])):
+        for t, mine in sorted(tablets(dump).items(), key=lambda kv: int(kv[0])):
             record = recorded.get(t)
             if not isinstance(mine, dict) or mine.get("status") != "leader" or not isinstance(record, dict):
                 continue
@@ -84,11 +80,7 @@ class ConvergenceChecker:
             return {"valid": UNKNOWN, "explanation": "The run recorded no settling after the heal (it ended "
                                                      "before collecting), so convergence could not be judged."}
         settled = json.loads((ctx.run_dir / "nodes" / SETTLED_FILE).read_text())
-        dumps: dict[str, Mapping[str, Any]] = {}
-        for path in sorted((ctx.run_dir / "nodes").glob("*/dump.json")):
-            data = json.loads(path.read_text())
-            if isinstance(data, dict) and "tablets" in data:
-                dumps[path.parent.name] = data
+        dumps = node_dumps(ctx.run_dir / "nodes")
         apart = disagreements(dumps)
         if settled.get("settled"):
             apart += ensembles_differ(dumps, settled.get("status"))

@@ -12,12 +12,12 @@ without dumps.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.checker import UNKNOWN, CheckContext
 from harness.history.op import Op
+from harness.systems.reference.checkers.dumps import node_dumps, tablets
 
 EXAMPLES = 10
 
@@ -26,8 +26,7 @@ def outside_the_log(dumps: Mapping[str, Mapping[str, Any]]) -> list[dict[str, An
     """Each replica whose commit index is not an offset of its own log (nor -1)."""
     found: list[dict[str, Any]] = []
     for node, dump in sorted(dumps.items()):
-        tablets = dump.get("tablets")
-        for t, mine in sorted((tablets if isinstance(tablets, dict) else {}).items(), key=lambda kv: str(kv[0])):
+        for t, mine in sorted(tablets(dump).items(), key=lambda kv: int(kv[0])):
             if not isinstance(mine, dict) or "commit" not in mine:
                 continue
             head, commit = mine.get("head"), mine.get("commit")
@@ -47,15 +46,10 @@ class ReplicaStateChecker:
 
     def check(self, history: Sequence[Op], ctx: CheckContext) -> dict[str, Any]:
         """Judge each node's final dump; unknown without any."""
-        dumps: dict[str, Mapping[str, Any]] = {}
-        if ctx.run_dir is not None and (ctx.run_dir / "nodes").is_dir():
-            for path in sorted((ctx.run_dir / "nodes").glob("*/dump.json")):
-                data = json.loads(path.read_text())
-                if isinstance(data, dict) and "tablets" in data:
-                    dumps[path.parent.name] = data
+        dumps = node_dumps(ctx.run_dir / "nodes") if ctx.run_dir is not None else {}
         if not dumps:
             return {"valid": UNKNOWN, "explanation": "No node dumped its state, so there was nothing to judge."}
-        replicas = sum(len(d["tablets"]) for d in dumps.values() if isinstance(d["tablets"], dict))
+        replicas = sum(len(tablets(d)) for d in dumps.values())
         bad = outside_the_log(dumps)
         if not bad:
             return {"valid": True, "replicas": replicas,

@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.checker import UNKNOWN
 from harness.history.op import NEMESIS, Op, OpType
+from harness.systems.reference.checkers.dumps import node_dumps
 
 
 @dataclass
@@ -83,11 +84,7 @@ def load_evidence(run_dir: Path | None, history: Sequence[Op]) -> Evidence:
             events = node_dir / "events.jsonl"
             if events.exists():
                 logs.append([{**rec, "source": node_dir.name} for rec in _read_jsonl(events)])
-            dump = node_dir / "dump.json"
-            if dump.exists():
-                data = json.loads(dump.read_text())
-                if isinstance(data, dict) and "tablets" in data:
-                    ev.dumps[node_dir.name] = data
+        ev.dumps = node_dumps(nodes)
     # heapq.merge only ever takes the head of each log, so a log whose timestamps go backwards keeps its order.
     ev.events = list(heapq.merge(*logs, key=lambda e: float(e.get("ts", 0.0))))
     return ev
