@@ -47,10 +47,6 @@ class IndependentKeys:
         self._groups = [_Group(g, 0) for g in range(groups)]
         self._stride = groups
 
-    def active_keys(self) -> list[int]:
-        """The key each group is on now."""
-        return [g.key_serial for g in self._groups]
-
     def issued(self) -> dict[int, int]:
         """``{key: ops issued on it}`` for the key each group is on now: the next op's ``n``."""
         return {g.key_serial: g.issued for g in self._groups}

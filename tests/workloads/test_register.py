@@ -30,7 +30,7 @@ def test_final_ops_write_each_key_in_use_a_new_value_then_read_it() -> None:
         elif op.f == "cas":
             written.setdefault(op.key, set()).add(op.value[1])
     final = workload.final_ops()
-    keys = source.active_keys()  # type: ignore[attr-defined]
+    keys = list(source.issued())  # type: ignore[attr-defined]
     assert [(op.f, op.key) for op in final] == [(f, k) for k in keys for f in ("write", "read")]
     for write in final[::2]:
         assert write.value not in written.get(write.key, set())  # unique on its key, as every write is
