@@ -45,15 +45,19 @@ class RegisterWorkload:
         return self._source
 
     def final_ops(self) -> list[Invocation]:
-        """For each key in use when the workload stopped, a write of the key's next unique value and then a
-        read: checked for linearizability like every op and, since they come after the heal, for recovery
-        (:mod:`checkers.recovery`). A cluster that serves reads but no longer commits a write has not
-        recovered, and only a write after the heal shows it: an operation that never completes is
-        indeterminate, never invalid."""
+        """For each key in use when the workload stopped: a read, a write of the key's next unique value, and a
+        read again. All are checked for linearizability like every op, and, since they come after the heal,
+        for recovery (:mod:`checkers.recovery`).
+
+        The first read shows what the cluster kept: an acknowledged write lost by a crash shows there and
+        nowhere else, since the write after it would hide it. The write and the read after it show that the
+        cluster commits again: one that serves reads but no longer commits a write has not recovered, and
+        only a write after the heal shows it, since an operation that never completes is indeterminate,
+        never invalid."""
         if self._source is None:
             return []
         return [op for key, n in self._source.issued().items()
-                for op in (Invocation("write", key, n), Invocation("read", key, None))]
+                for op in (Invocation("read", key, None), Invocation("write", key, n), Invocation("read", key, None))]
 
     def checkers(self) -> list[Checker]:
         """Linearizability against a cas-register per key."""

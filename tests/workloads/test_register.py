@@ -18,7 +18,7 @@ from tests.harness.refusing import RefusingClient
 from workloads.register import RegisterWorkload
 
 
-def test_final_ops_write_each_key_in_use_a_new_value_then_read_it() -> None:
+def test_final_ops_read_each_key_in_use_then_write_it_a_new_value_and_read_it_again() -> None:
     workload = RegisterWorkload(TestConfig(workload="register"))
     source = workload.generator(random.Random(3), concurrency=8)
     written: dict[object, set[object]] = {}
@@ -31,9 +31,46 @@ def test_final_ops_write_each_key_in_use_a_new_value_then_read_it() -> None:
             written.setdefault(op.key, set()).add(op.value[1])
     final = workload.final_ops()
     keys = list(source.issued())  # type: ignore[attr-defined]
-    assert [(op.f, op.key) for op in final] == [(f, k) for k in keys for f in ("write", "read")]
-    for write in final[::2]:
+    assert [(op.f, op.key) for op in final] == [(f, k) for k in keys for f in ("read", "write", "read")]
+    for write in final[1::3]:
         assert write.value not in written.get(write.key, set())  # unique on its key, as every write is
+
+
+class ForgetsOnHeal(FakeSystem):
+    """The fake system, which loses each key's last acknowledged value when the cluster heals: the first
+    client made after every worker's client has closed (the final phase's) finds each key one value back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open_clients = 0
+        self.forgot = 0
+
+    def client(self, workload: Workload, cluster: Cluster) -> Client:
+        """A client that counts itself; the final phase's first one rolls every key back by one value."""
+        store = self._store()
+        if self.open_clients == 0 and store.data and not self.forgot:
+            for values in store.data.values():
+                if len(values) > 1:
+                    values.pop()
+                    self.forgot += 1
+        self.open_clients += 1
+        system = self
+
+        class Counted(RefusingClient):
+            async def close(self) -> None:
+                system.open_clients -= 1
+                await super().close()
+
+        return Counted(super().client(workload, cluster), lambda op: False)
+
+
+def test_an_acknowledged_write_lost_at_the_heal_shows_in_the_final_read(tmp_path: Path) -> None:
+    system = ForgetsOnHeal()
+    config = TestConfig(workload="register", time_limit=2, nodes=3, seed=1, concurrency=4)
+    outcome = run_test(config, tmp_path, prepared=prepare(config, system=system, backend=MemoryBackend()))
+    assert system.forgot > 0
+    linearizable = outcome.results["checkers"]["linearizable"]
+    assert linearizable["valid"] is False, "the final write hid the lost one"
 
 
 class StopsCommittingWrites(FakeSystem):
@@ -66,6 +103,6 @@ def test_final_write_and_read_on_a_healthy_cluster(tmp_path: Path) -> None:
     assert results["recovery"]["valid"] is True and results["linearizable"]["valid"] is True
     finals = [op for op in outcome.run.read_history() if isinstance(op.process, int)
               and op.process >= FINAL_PROCESS_BASE and op.type.value == "ok"]
-    reads = {op.key: op.value for op in finals if op.f == "read"}
+    reads = {op.key: op.value for op in finals if op.f == "read"}  # the last read of each key
     writes = {op.key: op.value for op in finals if op.f == "write"}
-    assert reads and reads == writes  # each final read sees its final write: nothing ran after it
+    assert reads and reads == writes  # each key's last read sees its final write: nothing ran after it
