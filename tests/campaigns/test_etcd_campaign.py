@@ -36,10 +36,13 @@ def test_each_known_unsafe_mode_shows_its_anomaly(run_test: Callable[..., RunOut
     recipe = BUGS[bug].recipe
     if "partition" in recipe.nemesis and why_unavailable() is not None:
         pytest.skip(f"{bug}'s recipe needs partitions: {why_unavailable()}")
-    fields = {**recipe.config_fields(), "time_limit": 30, "seed": 1}
+    fields = {**recipe.config_fields(), "time_limit": 30}
     extra = fields.pop("extra")
-    outcome = run_test(system="etcd", **fields, bug=[bug], extra=extra)
-    assert outcome.valid is False, f"{bug} showed no anomaly: see {outcome.report or outcome.run.path}"
+    for seed in (1, 2):  # the anomaly rests on timing a loaded machine can shift: a second seed if the first misses
+        outcome = run_test(system="etcd", **fields, seed=seed, bug=[bug], extra=extra)
+        if outcome.valid is not True:
+            break
+    assert outcome.valid is False, f"{bug} showed no anomaly at seeds 1-2: see {outcome.report or outcome.run.path}"
     # the checker that names the anomaly first, then any other that may also see it (the lock's lost add)
     first, *also = {"register": ["linearizable"], "set": ["set"], "lock": ["mutual-exclusion", "set"]}[recipe.workload]
     checkers = outcome.results["detection"]["checkers"]
