@@ -1,7 +1,9 @@
 """The etcd plugin's clients: the register, set and lock workloads' operations on etcd's v3 API.
 
-Each client is bound to a home member, in turn (as Jepsen binds each client to a node), and talks only to
-it. Values are JSON text. Outcomes follow :mod:`harness.systems.etcd.gateway`: a definite error is
+Each client is bound to a home member and talks only to it. As a Jepsen worker keeps its node when it
+reopens its client, a client opened after another closed in the same cluster takes the member that one
+left (a worker's new client after a timeout goes back to its member); other clients take the next member
+in turn. Values are JSON text. Outcomes follow :mod:`harness.systems.etcd.gateway`: a definite error is
 ``fail``, an indefinite one ``info``, and a failed read is always ``fail`` (a read changes nothing).
 
 - register: ``read`` is a linearizable range (a serializable one with ``--bug serializable-reads``),
@@ -20,7 +22,8 @@ import asyncio
 import contextlib
 import itertools
 import json
-from typing import Any
+import weakref
+from typing import Any, ClassVar
 
 from harness.cluster import Cluster
 from harness.protocols import Invocation, Outcome
@@ -41,24 +44,37 @@ class EtcdClient:
     """
 
     _homes = itertools.count()
+    _vacated: ClassVar[weakref.WeakKeyDictionary[Cluster, list[str]]] = weakref.WeakKeyDictionary()
+    """Per cluster, the members that closed clients left, the last closed last."""
 
     def __init__(self, workload: str, *, serializable: bool = False, timeout: float = 4.0) -> None:
         self.workload = workload
         self.serializable = serializable
         self.timeout = timeout
         self.gateway: Gateway | None = None
+        self.home: str | None = None
+        self._cluster: Cluster | None = None
 
     async def open(self, cluster: Cluster) -> None:
-        """Bind to the next member, in turn."""
+        """Bind to the member the last client closed in this cluster left, if it is still a member (a
+        worker's client reopened after a timeout), else to the next member in turn."""
         nodes = cluster.nodes()
-        host, port = cluster.address(nodes[next(EtcdClient._homes) % len(nodes)])
+        vacated = EtcdClient._vacated.setdefault(cluster, [])
+        home = vacated.pop() if vacated else None
+        if home not in nodes:
+            home = nodes[next(EtcdClient._homes) % len(nodes)]
+        host, port = cluster.address(home)
+        self.home, self._cluster = home, cluster
         self.gateway = Gateway(f"http://{host}:{port}", self.timeout)
 
     async def close(self) -> None:
-        """Close the connections."""
+        """Close the connections, and leave the home member to the next client opened."""
         if self.gateway is not None:
             await self.gateway.close()
             self.gateway = None
+        if self._cluster is not None and self.home is not None:
+            EtcdClient._vacated.setdefault(self._cluster, []).append(self.home)
+            self._cluster = None
 
     async def invoke(self, op: Invocation) -> Outcome:
         """Run one operation; its exact outcome."""

@@ -126,3 +126,23 @@ def test_clock_faults_are_refused_for_etcd_saying_why(tmp_path: Path) -> None:
 
     with pytest.raises(Refused, match="etcd is a Go program"):
         prepare(TestConfig(system="etcd", nemesis=["clock"]))
+
+
+def test_a_client_reopened_after_another_closed_takes_its_member(tmp_path: Path) -> None:
+    """As a Jepsen worker keeps its node: a worker's new client after a timeout stays on the member it was
+    cut off with, so a partitioned member keeps its clients (and serves them stale serializable reads)."""
+    async def scenario() -> None:
+        async with etcd(tmp_path) as cluster:
+            clients = [EtcdClient("register") for _ in range(3)]
+            for c in clients:
+                await c.open(cluster)
+            assert sorted(c.home or "" for c in clients) == cluster.nodes()  # the next member, in turn
+            await clients[1].close()
+            again = EtcdClient("register")
+            await again.open(cluster)
+            assert again.home == clients[1].home
+            assert (await again.invoke(Invocation("write", "k", 1))).type == "ok"
+            for c in [clients[0], clients[2], again]:
+                await c.close()
+
+    asyncio.run(scenario())
