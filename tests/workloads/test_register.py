@@ -54,14 +54,20 @@ class ForgetsOnHeal(FakeSystem):
                     values.pop()
                     self.forgot += 1
         self.open_clients += 1
-        system = self
+        return CountedClient(super().client(workload, cluster), self)
 
-        class Counted(RefusingClient):
-            async def close(self) -> None:
-                system.open_clients -= 1
-                await super().close()
 
-        return Counted(super().client(workload, cluster), lambda op: False)
+class CountedClient(RefusingClient):
+    """A client of :class:`ForgetsOnHeal` that refuses nothing and tells the system when it closes."""
+
+    def __init__(self, inner: Client, system: ForgetsOnHeal) -> None:
+        super().__init__(inner, lambda op: False)
+        self.system = system
+
+    async def close(self) -> None:
+        """Count the client closed, then close the wrapped one."""
+        self.system.open_clients -= 1
+        await super().close()
 
 
 def test_an_acknowledged_write_lost_at_the_heal_shows_in_the_final_read(tmp_path: Path) -> None:
