@@ -256,7 +256,14 @@ class TabletReplica:
                 raise RpcError("stale_epoch", f"delete at epoch {epoch}, replica is at {self.epoch}", epoch=self.epoch)
             last = list(self.head) if self.wal is not None else self.last_entry
             await self._shutdown_data()
-            qdir = await asyncio.to_thread(superblock.delete, self.data_dir, self.tablet, self.dir, last, self.epoch)
+            try:
+                async with self._state_lock:  # no checkpoint may write state.json under the tombstone's
+                    qdir = await asyncio.to_thread(superblock.delete, self.data_dir, self.tablet, self.dir, last,
+                                                   self.epoch)
+            except Exception as e:
+                # The WAL is closed and the delete rolls forward at the next start: serve nothing until then.
+                self.mark_damaged(f"delete failed: {type(e).__name__}: {e}")
+                raise
             was = self.data_state
             self.epoch = rules.tombstone_keeps_epoch(self.epoch)
             self.status, self.data_state, self.leader_id, self.last_entry = "deleted", DELETED, None, last

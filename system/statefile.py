@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from typing import Any
 
 from system import bugs
@@ -20,7 +21,9 @@ def write_atomic(path: str, obj: Any, durable: bool = True) -> None:
     back an older file, or leave an empty one.
     """
     directory = os.path.dirname(os.path.abspath(path))
-    tmp = f"{path}.tmp"
+    # One temp file per writer: two threads replacing the same file (a checkpoint and a tombstone) must
+    # not truncate or rename each other's temp file.
+    tmp = f"{path}.{os.getpid()}-{threading.get_ident()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         os.write(fd, json.dumps(obj, sort_keys=True).encode())

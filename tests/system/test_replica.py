@@ -137,3 +137,33 @@ def test_a_fence_that_waited_for_a_tombstoning_is_refused_as_by_a_tombstone(tmp_
         events.close()
     assert isinstance(fenced, RpcError) and fenced.code == "tablet_deleted", fenced
     assert (r.status, r.data_state, r.wal) == ("deleted", "DELETED", None)
+
+
+def test_a_delete_that_fails_after_closing_the_wal_leaves_the_replica_damaged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tombstoning closes the WAL before it writes the superblock; when that write fails the replica
+    must stop serving. It went on as a follower with no WAL, and the next batch a leader sent it killed
+    the flusher with an AssertionError (the clean default campaign at seed 2, CI at 7360a65)."""
+    d = tmp_path / "tablets" / "0"
+    events = EventLog(str(tmp_path / "events.jsonl"), "n1")
+
+    def full_disk(*_: Any) -> str:
+        raise OSError(28, "No space left on device")
+
+    async def go() -> tuple[TabletReplica, RpcError, RpcError]:
+        r = TabletReplica.create(0, str(d), "n1", events)
+        await r.fence(1)
+        monkeypatch.setattr("system.replica.superblock.delete", full_disk)
+        with pytest.raises(OSError, match="No space"):
+            await r.delete(1)
+        batch = [{"e": 1, "o": 0, "v": {"op": "noop"}}]
+        # Bounded: on a replica with no WAL the append waits for an fsync that never comes.
+        appended = await _refused(asyncio.wait_for(r.add_entries(1, "n2", (-1, -1), batch, 0), 10))
+        return r, appended, await _refused(asyncio.wait_for(r.fence(2), 10))
+
+    try:
+        r, appended, fenced = asyncio.run(go())
+    finally:
+        events.close()
+    assert (r.status, r.wal) == ("damaged", None)
+    assert appended.code == "tablet_damaged" and fenced.code == "tablet_damaged", (appended, fenced)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,31 @@ def test_statefile_is_replaced_whole(tmp_path: Path) -> None:
     statefile.write_atomic(str(p), {"epoch": 1})
     statefile.write_atomic(str(p), {"epoch": 2})
     assert statefile.read_json(str(p)) == {"epoch": 2}
-    assert not (tmp_path / "state.json.tmp").exists()
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_two_threads_replacing_one_statefile_never_collide(tmp_path: Path) -> None:
+    """A background checkpoint and a tombstoning write the same ``state.json`` from two threads; with one
+    shared temp name one rename took the other's file away (FileNotFoundError in the clean default
+    campaign at seed 2, CI at 7360a65), and the failed delete left a replica serving with its WAL closed."""
+    p = str(tmp_path / "state.json")
+    errors: list[BaseException] = []
+
+    def writer(me: int) -> None:
+        for i in range(400):
+            try:
+                statefile.write_atomic(p, {"writer": me, "i": i}, durable=False)
+            except BaseException as e:  # every failure is the finding
+                errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert statefile.read_json(p)["i"] == 399
+    assert not list(tmp_path.glob("*.tmp"))
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None,
