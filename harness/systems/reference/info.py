@@ -11,6 +11,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from harness.systems.api import CONTROL
+from system.admin import call
+from system.wire import ConnectionLost, Unreachable
 
 if TYPE_CHECKING:
     from harness.cluster import Cluster
@@ -24,6 +26,23 @@ def process_of(member: str) -> str:
 def operators(cluster: Cluster) -> list[str]:
     """The operators' names: the first is the active one, the rest are standbys."""
     return cluster.members(CONTROL)
+
+
+OPERATOR_CALL_TIMEOUT_S = 30.0
+TRANSPORT_ERRORS = (TimeoutError, OSError, ConnectionLost, Unreachable)
+
+
+async def operator_call(cluster: Cluster, method: str, params: dict[str, Any], active_only: bool = False) -> Any:
+    """One call to the first operator that answers (with ``active_only``, to the active one alone); a
+    refusal (:class:`system.wire.RpcError`) is raised, and RuntimeError when no operator answers."""
+    last: Exception | None = None
+    addresses = cluster_info(cluster)["operators"]
+    for host, port in addresses[:1] if active_only else addresses:
+        try:
+            return await call(host, int(port), method, params, timeout=OPERATOR_CALL_TIMEOUT_S)
+        except TRANSPORT_ERRORS as e:
+            last = e
+    raise RuntimeError(f"no operator answers: {last}")
 
 
 def cluster_info(cluster: Cluster) -> dict[str, Any]:

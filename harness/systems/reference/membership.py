@@ -7,6 +7,9 @@ drives a database's State. Changes (each window starts one; its end starts putti
   (a copy over its tombstone);
 - ``expand``: add a replica on a node outside the up set (skipped when there is none);
 - ``contract``: remove a replica (in the damage guard's turn, :mod:`.faults.guard`, as a wipe is);
+- ``swap``: swap a follower of a tablet for a live node outside its ensemble, through the operator's
+  reconfiguration API (Oxia's swap: the new node gets a snapshot of the log at the new epoch), as an admin
+  would by hand; the master's placement then moves the tablet back to its up set;
 - ``retire-and-readd``: decommission a node's live member (the master drains it, then it is ``left``),
   and when the window ends, once it has left, wipe it and start it again, so it joins as a new node and
   is re-populated (one not yet drained waits for a later window's end, or the heal, which wipes it only
@@ -27,11 +30,11 @@ from typing import Any
 
 from harness.cluster import Cluster
 from harness.systems.reference.faults.guard import guard_of
-from harness.systems.reference.info import cluster_info
+from harness.systems.reference.info import cluster_info, operator_call
 from system.admin import call
 from system.wire import RpcError
 
-TARGETS = ("move-replica", "expand", "contract", "retire-and-readd")
+TARGETS = ("move-replica", "expand", "contract", "retire-and-readd", "swap")
 SETTLE_S = 60.0
 RETIRE_WAIT_S = 20.0
 
@@ -95,6 +98,8 @@ class ReferenceMembership:
             res = await self._admin(cluster, "retire_node", {"node": member})
             self._retired.append((node, str(res["member"])))
             return {**out, "retired": node, "member": res["member"]}
+        if kind == "swap":
+            return {**out, **await self._swap(cluster, int(t), rng)}
         if kind == "expand":
             if not spare:
                 return {**out, "skipped": "every live node already holds the tablet"}
@@ -115,6 +120,25 @@ class ReferenceMembership:
         else:
             return {**out, "skipped": "the tablet has one replica"}
         return {**out, "up": res["up"], "removed": victim}
+
+    @staticmethod
+    async def _swap(cluster: Cluster, t: int, rng: random.Random) -> dict[str, Any]:
+        """Ask the operator to swap a follower of tablet ``t`` for a live node outside its ensemble. No damage
+        guard: the new node gets the whole log before it joins, as in the migrations the system runs itself."""
+        status = await operator_call(cluster, "status", {})
+        meta = status["tablets"].get(str(t))
+        if meta is None or meta.get("status") != "steady" or meta.get("reconfig") or not meta.get("leader"):
+            return {"skipped": "the tablet has no steady leader"}
+        followers = sorted(m for m in meta["ensemble"] if m != meta["leader"])
+        spare = sorted(m for m, up in status["alive"].items() if up and m not in meta["ensemble"])
+        if not followers or not spare:
+            return {"skipped": "no follower to swap out or no live node outside the ensemble"}
+        old, new = rng.choice(followers), rng.choice(spare)
+        try:
+            done = await operator_call(cluster, "reconfig", {"tablet": t, "op": "swap", "old": old, "new": new})
+        except RpcError as e:  # e.g. busy, or the new node holds a tombstone of the tablet from a move
+            return {"old": old, "new": new, "refused": f"{e.code}: {e.message}"}
+        return {"old": old, "new": new, "ensemble": done.get("ensemble"), "epoch": done.get("epoch")}
 
     async def restore(self, cluster: Cluster) -> dict[str, Any]:
         """Put things back: re-add retired nodes as new ones, restore replica counts (not waiting)."""

@@ -33,29 +33,14 @@ from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
 from harness.systems.reference.faults.guard import guard_of
-from harness.systems.reference.info import cluster_info, process_of
+from harness.systems.reference.info import operator_call, process_of
 from harness.targets import complete_grudge
-from system.admin import call
-from system.wire import ConnectionLost, RpcError, Unreachable
+from system.wire import RpcError
 
 TARGETS = ("leader-with-new-node",)
 ATTEMPTS = 3
 ELECTION_WAIT_S = 15.0
 SPLIT_S = 3.0
-CALL_TIMEOUT_S = 30.0
-TRANSPORT_ERRORS = (TimeoutError, OSError, ConnectionLost, Unreachable)
-
-
-async def _operator(cluster: Cluster, method: str, params: dict[str, Any], active_only: bool = False) -> Any:
-    """One call to the first operator that answers (with ``active_only``, to the active one alone)."""
-    last: Exception | None = None
-    addresses = cluster_info(cluster)["operators"]
-    for host, port in addresses[:1] if active_only else addresses:
-        try:
-            return await call(host, int(port), method, params, timeout=CALL_TIMEOUT_S)
-        except TRANSPORT_ERRORS as e:
-            last = e
-    raise RuntimeError(f"no operator answers: {last}")
 
 
 class StalledSwapNemesis:
@@ -83,8 +68,8 @@ class StalledSwapNemesis:
             return await self._stall(cluster, spec, rng)
 
     async def _stall(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
-        routing = await _operator(cluster, "routing", {})
-        status = await _operator(cluster, "status", {})
+        routing = await operator_call(cluster, "routing", {})
+        status = await operator_call(cluster, "status", {})
         # Routing names processes, the operator's calls take member ids: a node that rejoined after a wipe
         # is member n3~2 of process n3.
         member = {process_of(m): m for m, up in status["alive"].items() if up}
@@ -112,7 +97,7 @@ class StalledSwapNemesis:
                 # The active operator alone: when it exits at the crash point as asked, the call must not
                 # go on to a standby that another fault started (which refused the swap while op1 stayed
                 # down for good: the clean default campaign at seed 4, 27b9a8d).
-                await _operator(cluster, "reconfig", swap, active_only=True)
+                await operator_call(cluster, "reconfig", swap, active_only=True)
                 return {**done, "skipped": "the operator finished the swap instead of stalling"}
             except RpcError as e:
                 # e.g. the new node holds a tombstone of this tablet from an earlier move: try another
@@ -146,7 +131,7 @@ class StalledSwapNemesis:
         deadline = time.monotonic() + ELECTION_WAIT_S
         while True:
             try:
-                res = await _operator(cluster, "reconfig", {"tablet": t, "op": "swap", "old": old, "new": new})
+                res = await operator_call(cluster, "reconfig", {"tablet": t, "op": "swap", "old": old, "new": new})
                 return {"ensemble": res.get("ensemble"), "epoch": res.get("epoch")}
             except RpcError as e:
                 if e.code != "busy" or time.monotonic() > deadline:
@@ -162,7 +147,7 @@ class StalledSwapNemesis:
         deadline = time.monotonic() + ELECTION_WAIT_S
         while time.monotonic() < deadline:
             with contextlib.suppress(RuntimeError, RpcError):
-                tab = (await _operator(cluster, "routing", {}))["tablets"].get(t)  # None until it loaded them
+                tab = (await operator_call(cluster, "routing", {}))["tablets"].get(t)  # None until it loaded them
                 if (tab is not None and tab["status"] == "steady" and tab["leader"] not in (None, old_leader)
                         and tab["epoch"] > epoch):
                     return {"leader": tab["leader"], "epoch": tab["epoch"], "ensemble": tab["ensemble"]}

@@ -1,5 +1,6 @@
 """The reference system's membership State on a real local cluster: retire-and-readd retires the node's live
-member, even after a wipe gave the node a new one."""
+member, even after a wipe gave the node a new one; a swap moves a follower to a spare node and the placement
+moves it back."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.systems.reference.info import operator_call
 from harness.systems.reference.master import master_status
 from tests.harness.systems.reference.cluster_kit import reference_cluster, rejoined, whole
 
@@ -45,5 +47,24 @@ def test_retire_and_readd_retires_the_live_member_of_a_wiped_node(tmp_path: Path
                 assert time.monotonic() < deadline, st["members"]
                 await asyncio.sleep(0.5)
             assert st["members"][member]["state"] == "left"
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.slow
+def test_a_swap_replaces_a_follower_by_a_spare_node_and_the_placement_moves_it_back(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["membership"]) as backend:
+            await whole(backend, set(), 60)
+            before = (await operator_call(backend, "status", {}))["tablets"]["0"]
+            out = await backend.membership.change(backend, "swap", random.Random(1))
+            assert "skipped" not in out and "refused" not in out, out
+            assert out["old"] in before["ensemble"] and out["old"] != before["leader"], (out, before)
+            assert out["new"] not in before["ensemble"], (out, before)
+            assert sorted(out["ensemble"]) == sorted([m for m in before["ensemble"] if m != out["old"]] + [out["new"]])
+            assert out["epoch"] > before["epoch"]
+            await backend.membership.settle(backend)
+            tab = (await master_status(backend))["tablets"]["0"]
+            assert sorted(tab["acting"]) == sorted(tab["up"]) and tab["migration"] is None, tab
 
     asyncio.run(scenario())

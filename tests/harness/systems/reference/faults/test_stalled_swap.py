@@ -19,7 +19,7 @@ import pytest
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
-from harness.systems.reference.faults.stalled_swap import _operator
+from harness.systems.reference.info import operator_call
 from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, rejoined, routed, whole
 
 SPEC = FaultSpec("stalled-swap", "leader-with-new-node")
@@ -28,7 +28,7 @@ SPEC = FaultSpec("stalled-swap", "leader-with-new-node")
 async def _operator_sees(backend: Cluster, member: str, limit_s: float) -> None:
     """Wait until the active operator counts ``member`` alive."""
     deadline = time.monotonic() + limit_s
-    while not (await _operator(backend, "status", {}))["alive"].get(member):
+    while not (await operator_call(backend, "status", {}))["alive"].get(member):
         assert time.monotonic() < deadline, f"the operator never saw {member} alive"
         await asyncio.sleep(0.5)
 
