@@ -31,6 +31,12 @@ def page_name(system: str, backend: str, default_workload: str | None, clean_onl
             + (f"-{backend}" if backend != "local" else ""))
 
 
+def page_title(system: str, backend: str, default_workload: str | None, clean_only: bool = False) -> str:
+    """The results page's title, naming what :func:`page_name` tells apart."""
+    return (f"Detection matrix: {system}" + (f", default campaign ({default_workload})" if default_workload else "")
+            + (", clean system" if clean_only else "") + (f", {backend} backend" if backend != "local" else ""))
+
+
 @click.command()
 @click.option("--bug", "bugs", multiple=True, help="a bug to include (repeatable; default: every bug)")
 @click.option("--seeds", type=click.IntRange(1, 1000), default=10, show_default=True, help="seeds per bug")
@@ -95,9 +101,7 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, back
             click.echo("fencepost: warning: no results page writer is installed (fencepost.results_pages)", err=True)
         for ep in writers.values():
             page = ep.load()(payload, results_dir, name=page_name(system, backend, default_workload, clean_only),
-                             title=f"Detection matrix: {system}" + (
-                                 f", default campaign ({default_workload})" if default_workload else "") + (
-                                 f", {backend} backend" if backend != "local" else ""),
+                             title=page_title(system, backend, default_workload, clean_only),
                              seeds=range(first_seed, first_seed + seeds), command=["fencepost", *sys.argv[1:]])
             click.echo(f"matrix: results page {page}", err=True)
     click.echo(json.dumps(payload))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.cli.matrix_cmd import page_name
+from harness.cli.matrix_cmd import page_name, page_title
 
 
 def test_the_same_matrix_on_two_backends_gets_two_pages() -> None:
@@ -15,3 +15,12 @@ def test_the_same_matrix_on_two_backends_gets_two_pages() -> None:
     assert page_name("reference", "local", "register", clean_only=True) == "matrix-reference-default-register-clean"
     assert (page_name("reference", "docker", "register", clean_only=True)
             == "matrix-reference-default-register-clean-docker")
+
+
+def test_a_clean_only_page_says_so_in_its_title() -> None:
+    # The clean default campaign's page, regenerated at 5a45a3c, came out titled as the page of the same
+    # campaign against the bugs.
+    assert page_title("reference", "local", "register") == "Detection matrix: reference, default campaign (register)"
+    assert (page_title("reference", "docker", "register", clean_only=True)
+            == "Detection matrix: reference, default campaign (register), clean system, docker backend")
+    assert page_title("etcd", "local", None) == "Detection matrix: etcd"
