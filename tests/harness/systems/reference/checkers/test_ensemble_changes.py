@@ -7,7 +7,6 @@ as an expand and an expand as a contract), whose operator recorded the ensembles
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,8 @@ import pytest
 
 from harness.checker import CheckContext
 from harness.systems.reference.checkers.ensemble_changes import EnsembleChangesChecker, expected_ensemble
+
+from .event_runs import node_runs
 
 START = 1795761952.856981
 CLEAN: list[dict[str, Any]] = [
@@ -40,17 +41,6 @@ MUTANT: list[dict[str, Any]] = [
 ]
 
 
-def run_dir(tmp_path: Path, events: list[dict[str, Any]], start: float) -> Path:
-    """A run folder with each event in the log of the node that wrote it."""
-    for e in events:
-        folder = tmp_path / "nodes" / e["node"]
-        folder.mkdir(parents=True, exist_ok=True)
-        with (folder / "events.jsonl").open("a") as f:
-            f.write(json.dumps(e) + "\n")
-    (tmp_path / "timing.json").write_text(json.dumps({"start_wall_s": start}))
-    return tmp_path
-
-
 @pytest.mark.parametrize(("op", "old", "new", "after"), [
     ("contract", "b", None, ["a", "c"]), ("expand", None, "d", ["a", "b", "c", "d"]),
     ("swap", "b", "d", ["a", "c", "d"]), ("swap", "b", "c", ["a", "c"]), ("contract", "z", None, ["a", "b", "c"]),
@@ -61,12 +51,12 @@ def test_each_operation_leaves_the_ensemble_it_names(op: str, old: str | None, n
 
 
 def test_the_clean_runs_changes_pass(tmp_path: Path) -> None:
-    result = EnsembleChangesChecker().check([], CheckContext(run_dir=run_dir(tmp_path, CLEAN, START)))
+    result = EnsembleChangesChecker().check([], CheckContext(run_dir=node_runs(tmp_path, CLEAN, START)))
     assert result["valid"] is True and result["changes"] == 2, result
 
 
 def test_a_contract_that_kept_its_member_is_caught_twice(tmp_path: Path) -> None:
-    result = EnsembleChangesChecker().check([], CheckContext(run_dir=run_dir(tmp_path, MUTANT, MUTANT_START)))
+    result = EnsembleChangesChecker().check([], CheckContext(run_dir=node_runs(tmp_path, MUTANT, MUTANT_START)))
     assert result["valid"] is False
     rules = [v["rule"] for v in result["violations"]]
     assert rules == ["a reconfiguration changed other members than it named",
@@ -78,14 +68,14 @@ def test_a_contract_that_kept_its_member_is_caught_twice(tmp_path: Path) -> None
 def test_a_swap_that_kept_the_old_member_is_caught(tmp_path: Path) -> None:
     """What ``system/leader.py:AddNot:43`` does: the swap adds the new member and keeps the old one."""
     events = [CLEAN[0], {**CLEAN[1], "op": "swap", "old": "n1", "new": "n4", "ensemble": ["n1", "n2", "n3", "n4"]}]
-    result = EnsembleChangesChecker().check([], CheckContext(run_dir=run_dir(tmp_path, events, START)))
+    result = EnsembleChangesChecker().check([], CheckContext(run_dir=node_runs(tmp_path, events, START)))
     assert result["valid"] is False and "leaves ['n2', 'n3', 'n4']" in result["explanation"]
 
 
 def test_a_restart_forgets_the_term_and_no_logs_is_unknown(tmp_path: Path) -> None:
     restart = {"ts": 1795761955.0, "node": "n2", "event": "node_started", "member": "n2"}
     wrong = {**CLEAN[1], "ensemble": ["n1", "n2", "n3"]}
-    result = EnsembleChangesChecker().check([], CheckContext(run_dir=run_dir(tmp_path / "a", [CLEAN[0], restart, wrong],
-                                                                             START)))
+    run = node_runs(tmp_path / "a", [CLEAN[0], restart, wrong], START)
+    result = EnsembleChangesChecker().check([], CheckContext(run_dir=run))
     assert result["valid"] is True, result
     assert EnsembleChangesChecker().check([], CheckContext(run_dir=tmp_path / "empty"))["valid"] == "unknown"

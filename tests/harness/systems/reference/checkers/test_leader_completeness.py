@@ -7,12 +7,13 @@ truncate below their commit index, so no acknowledged append was lost, but the e
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from harness.checker import CheckContext
 from harness.systems.reference.checkers.leader_completeness import LeaderCompletenessChecker
+
+from .event_runs import node_runs
 
 START = 1795437117.3911052
 FENCED = [{"ts": 1795437123.391731, "node": "n1", "event": "fenced", "tablet": 0, "epoch": 2, "head": [1, 350],
@@ -29,13 +30,7 @@ REFUSED = {"ts": 1795437123.396908, "node": "n1", "event": "truncate_refused", "
 
 
 def check(tmp_path: Path, events: list[dict[str, Any]]) -> dict[str, Any]:
-    for e in events:
-        d = tmp_path / "nodes" / e["node"]
-        d.mkdir(parents=True, exist_ok=True)
-        with (d / "events.jsonl").open("a") as f:
-            f.write(json.dumps(e) + "\n")
-    (tmp_path / "timing.json").write_text(json.dumps({"start_wall_s": START}))
-    return LeaderCompletenessChecker().check([], CheckContext(run_dir=tmp_path))
+    return LeaderCompletenessChecker().check([], CheckContext(run_dir=node_runs(tmp_path, events, START)))
 
 
 def test_a_leader_without_the_committed_entries_is_caught(tmp_path: Path) -> None:
