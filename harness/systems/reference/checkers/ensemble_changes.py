@@ -48,7 +48,7 @@ class EnsembleChangesChecker:
         """Invalid on any change that differs from its operation or from the operator's record; unknown
         when the run left no node event logs."""
         ev = load_evidence(ctx.run_dir, history)
-        known: dict[tuple[str, Any], tuple[Any, list[str]]] = {}  # (leader node, tablet) -> (epoch, ensemble)
+        known: dict[tuple[str, Any], list[str]] = {}  # (leader node, tablet) -> its ensemble now
         committed: dict[tuple[Any, Any], tuple[dict[str, Any], list[str]]] = {}  # (tablet, epoch) -> event, ensemble
         violations: list[dict[str, Any]] = []
         changes = 0
@@ -61,27 +61,28 @@ class EnsembleChangesChecker:
 
         for e in ev.events:
             kind, source, tablet = e.get("event"), str(e.get("source")), e.get("tablet")
+            members = _members(e.get("ensemble"))
             if kind == "node_started":
                 known = {k: v for k, v in known.items() if k[0] != source}
-            elif kind == "became_leader" and _members(e.get("ensemble")) is not None:
-                known[(source, tablet)] = (e.get("epoch"), _members(e.get("ensemble")) or [])
-            elif kind == "reconfig_committed" and _members(e.get("ensemble")) is not None:
-                after = _members(e.get("ensemble")) or []
+            elif kind == "became_leader" and members is not None:
+                known[(source, tablet)] = members
+            elif kind == "reconfig_committed" and members is not None:
+                after = members
                 changes += 1
                 committed[(tablet, e.get("epoch"))] = (e, after)
                 before = known.get((source, tablet))
-                known[(source, tablet)] = (e.get("epoch"), after)
+                known[(source, tablet)] = after
                 if before is None:
                     continue
-                want = expected_ensemble(before[1], str(e.get("op")), e.get("old"), e.get("new"))
+                want = expected_ensemble(before, str(e.get("op")), e.get("old"), e.get("new"))
                 if want is not None and sorted(want) != sorted(after):
                     violation(e, "a reconfiguration changed other members than it named",
                               f"Leader {source} of tablet {tablet} applied {e.get('op')} (old {e.get('old')}, new "
-                              f"{e.get('new')}) at epoch {e.get('epoch')} to ensemble {sorted(before[1])} and "
+                              f"{e.get('new')}) at epoch {e.get('epoch')} to ensemble {sorted(before)} and "
                               f"replicates to {sorted(after)}; the operation leaves {sorted(want)}.")
-            elif kind == "reconfig_done" and _members(e.get("ensemble")) is not None:
+            elif kind == "reconfig_done" and members is not None:
                 done = committed.get((tablet, e.get("epoch")))
-                recorded = _members(e.get("ensemble")) or []
+                recorded = members
                 if done is not None and sorted(done[1]) != sorted(recorded):
                     leader_event, applied = done
                     violation(leader_event, "the control plane recorded another ensemble than the leader applied",
