@@ -125,42 +125,52 @@ async def remove(op: Operator, t: int, meta: dict[str, Any], member: str) -> boo
 
 async def start(op: Operator, t: int, new: str, old: str | None) -> bool:
     """Record a new migration toward ``new`` (replacing ``old``), stage 1, with a fresh session."""
+    wrote: dict[str, Any] = {}
+
     def change(m: dict[str, Any]) -> dict[str, Any] | None:
         if m.get("migration") or m["status"] != "steady" or m.get("reconfig") or new in m["ensemble"]:
             return None
         s = int(m.get("sessions", 0)) + 1
+        wrote.update(session=s)
         return {**m, "sessions": s, "migration": {"new": new, "old": old, "stage": "pre_voter", "session": s}}
     ok = await update(op, t, change)
     if ok:
-        op.emit("migration_started", tablet=t, new=new, old=old)
+        op.emit("migration_started", tablet=t, new=new, old=old, session=wrote.get("session"))
     return ok
 
 
 async def advance(op: Operator, t: int, stage: str, mig: dict[str, Any]) -> bool:
     """Move the migration to ``stage`` under a new session (closing the previous one)."""
+    wrote: dict[str, Any] = {}
+
     def change(m: dict[str, Any]) -> dict[str, Any] | None:
         cur = m.get("migration")
         if not cur or cur["session"] != mig["session"]:
             return None
         s = int(m.get("sessions", 0)) + 1
+        wrote.update(session=s)
         return {**m, "sessions": s, "migration": {**cur, "stage": stage, "session": s}}
     ok = await update(op, t, change)
     if ok:
-        op.emit("migration_stage", tablet=t, new=mig["new"], stage=stage, previous=mig["stage"])
+        op.emit("migration_stage", tablet=t, new=mig["new"], stage=stage, previous=mig["stage"],
+                session=wrote.get("session"))
     return ok
 
 
 async def finish(op: Operator, t: int, mig: dict[str, Any], why: str) -> bool:
     """Clear the migration and close its last session in the record."""
+    wrote: dict[str, Any] = {}
+
     def change(m: dict[str, Any]) -> dict[str, Any] | None:
         cur = m.get("migration")
         if not cur or cur["session"] != mig["session"]:
             return None
-        return {**m, "sessions": int(m.get("sessions", 0)) + 1, "migration": None}
+        wrote.update(sessions=int(m.get("sessions", 0)) + 1)
+        return {**m, "sessions": wrote["sessions"], "migration": None}
     ok = await update(op, t, change)
     if ok:
         op.emit("migration_done" if why == "done" else "migration_cancelled", tablet=t, new=mig["new"],
-                old=mig.get("old"), stage=mig["stage"])
+                old=mig.get("old"), stage=mig["stage"], sessions=wrote.get("sessions"))
     return ok
 
 

@@ -11,17 +11,18 @@ from harness.checker import Checker
 
 def white_box_checkers() -> list[Checker]:
     """Amnesia, config-cas, redundancy, commit-epoch, topology-guards, leader-completeness, convergence,
-    replica-state and ensemble-changes."""
+    replica-state, ensemble-changes and migrations."""
     from harness.systems.reference.checkers.amnesia import AmnesiaChecker
     from harness.systems.reference.checkers.commit_epoch import CommitEpochChecker
     from harness.systems.reference.checkers.config_cas import ConfigCasChecker
     from harness.systems.reference.checkers.convergence import ConvergenceChecker
     from harness.systems.reference.checkers.ensemble_changes import EnsembleChangesChecker
     from harness.systems.reference.checkers.leader_completeness import LeaderCompletenessChecker
+    from harness.systems.reference.checkers.migrations import MigrationsChecker
     from harness.systems.reference.checkers.redundancy import RedundancyChecker
     from harness.systems.reference.checkers.replica_state import ReplicaStateChecker
     from harness.systems.reference.checkers.topology_guards import TopologyGuardsChecker
 
     return [AmnesiaChecker(), ConfigCasChecker(), RedundancyChecker(), CommitEpochChecker(),
             TopologyGuardsChecker(), LeaderCompletenessChecker(), ConvergenceChecker(), ReplicaStateChecker(),
-            EnsembleChangesChecker()]
+            EnsembleChangesChecker(), MigrationsChecker()]
