@@ -3,7 +3,9 @@
 ``CLEAN`` is tablet 0 of the clean default campaign (``fencepost test --seed 1 --time-limit 30``, with the
 session numbers the events now carry); ``CANCELLED`` a migration the clean default campaign at seed 1 really
 cancelled (5a45a3c, before the events carried session numbers); ``MUTANT`` the mutation run of
-``system/operator/migration.py:AddNot:20``, whose operator logs a finished migration as cancelled.
+``system/operator/migration.py:AddNot:20``, whose operator logs a finished migration as cancelled; ``COUNTED_DOWN``
+tablet 2 of the mutation run of ``ReplaceBinaryOperator_Add_Sub:2`` (75a152b), whose migration's end counts the
+session counter down, so that the next migration is handed session 4 again.
 """
 
 from __future__ import annotations
@@ -63,6 +65,29 @@ MUTANT: list[dict[str, Any]] = [
 ]
 
 
+COUNTED_DOWN_START = 1795774945.561959
+COUNTED_DOWN: list[dict[str, Any]] = [
+    {"ts": 1795774952.71168, "node": "op1", "event": "reconfig_done", "operator": "op1", "tablet": 2, "epoch": 3,
+     "op": "contract", "ensemble": ["n4", "n1"]},
+    {"ts": 1795774956.61791, "node": "op1", "event": "migration_started", "operator": "op1", "tablet": 2,
+     "new": "n3~2", "old": None, "session": 1},
+    {"ts": 1795774957.087105, "node": "op1", "event": "migration_stage", "operator": "op1", "tablet": 2,
+     "new": "n3~2", "stage": "copy", "previous": "pre_voter", "session": 2},
+    {"ts": 1795774958.829221, "node": "op1", "event": "migration_stage", "operator": "op1", "tablet": 2,
+     "new": "n3~2", "stage": "promote", "previous": "copy", "session": 3},
+    {"ts": 1795774959.695422, "node": "op1", "event": "reconfig_done", "operator": "op1", "tablet": 2, "epoch": 4,
+     "op": "expand", "ensemble": ["n4", "n1", "n3~2"]},
+    {"ts": 1795774960.260377, "node": "op1", "event": "migration_stage", "operator": "op1", "tablet": 2,
+     "new": "n3~2", "stage": "contract", "previous": "promote", "session": 4},
+    {"ts": 1795774960.711989, "node": "op1", "event": "migration_done", "operator": "op1", "tablet": 2,
+     "new": "n3~2", "old": None, "stage": "contract", "sessions": 3},
+    {"ts": 1795774988.615582, "node": "op1", "event": "reconfig_done", "operator": "op1", "tablet": 2, "epoch": 6,
+     "op": "contract", "ensemble": ["n4", "n1"]},
+    {"ts": 1795774989.084056, "node": "op1", "event": "migration_started", "operator": "op1", "tablet": 2,
+     "new": "n3~2", "old": None, "session": 4},
+]
+
+
 def check(run: Path) -> dict[str, Any]:
     return MigrationsChecker().check([], CheckContext(run_dir=run))
 
@@ -91,14 +116,11 @@ def test_a_cancelled_migration_logged_as_done_is_invalid(tmp_path: Path) -> None
 
 
 def test_a_session_counter_that_goes_back_at_the_end_is_invalid(tmp_path: Path) -> None:
-    """What ``migration.py:ReplaceBinaryOperator_Add_Sub:2`` writes: the end leaves the counter one below the last
-    stage's session, so the next migration of the tablet hands session 4 out again."""
-    events = [*CLEAN[:-1], {**CLEAN[-1], "sessions": 3},
-              {**CLEAN[2], "ts": CLEAN[-1]["ts"] + 5, "new": "n4", "session": 4}]
-    result = check(node_runs(tmp_path, events, START))
+    result = check(node_runs(tmp_path, COUNTED_DOWN, COUNTED_DOWN_START))
     assert [(v["event"], v["rule"]) for v in result["violations"]] == [
         ("migration_done", "a migration session number was handed out again"),
         ("migration_started", "a migration session number was handed out again")]
+    assert result["first_anomaly_s"] == round(1795774960.711989 - COUNTED_DOWN_START, 3)
 
 
 def test_sessions_are_judged_per_tablet(tmp_path: Path) -> None:
