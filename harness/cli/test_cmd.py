@@ -38,10 +38,12 @@ WHY_LINES = 6
 @click.option("--store", default="store", show_default=True, help="run store directory")
 @click.option("--bug", multiple=True, help="switch on a known-unsafe mode of the system (repeatable; see --list-bugs)")
 @click.option("--list-bugs", is_flag=True, help="print the system's known-unsafe modes and exit")
+@click.option("--plan", is_flag=True, help="print the fault schedule this test would run (and, for the default "
+                                           "campaign, each fault's share of its windows), start nothing, exit")
 @click.pass_context
 def test(ctx: click.Context, system_name: str, workload: str | None, nemesis: str | None, nodes: int, tablets: int,
          time_limit: float, concurrency: int, rate: float, seed: int | None, interval: float, backend: str,
-         store: str, bug: tuple[str, ...], list_bugs: bool) -> None:
+         store: str, bug: tuple[str, ...], list_bugs: bool, plan: bool) -> None:
     """Run a test: set up, drive clients and faults, heal, check, report. Exits 0/1/2/3.
 
     With one --bug and neither --workload nor --nemesis, the bug's recommended test runs (its workload,
@@ -104,9 +106,17 @@ def test(ctx: click.Context, system_name: str, workload: str | None, nemesis: st
     try:  # every refusal (unknown names, a fault the run cannot do) before anything starts
         from harness.run import prepare
 
-        prepare(config)
+        prepared = prepare(config)
     except registry.Refused as e:
         fail(str(e))
+    if plan:
+        from harness.cli.plan import print_plan
+
+        try:
+            print_plan(config, prepared.packages)
+        except ValueError as e:  # a recipe's targets the package does not have
+            fail(str(e))
+        return
     sys.exit(run_and_report(config, store))
 
 

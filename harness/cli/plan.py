@@ -1,0 +1,76 @@
+"""``fencepost test --plan``: the fault schedule a test would run, and what its campaign is made of.
+
+Nothing starts: the schedule comes from the seed alone (:func:`harness.runtime.schedule_for`), so it is
+the one the test would record in ``schedule.json``. For the default campaign the plan also gives each
+package's and target's share of the windows, from the mix's weights (:mod:`harness.mix`): the odds that a
+window is that fault when every package is free. It shows how rarely a given fault comes up in a
+campaign of many packages, which a single run's schedule hides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from harness.config import TestConfig
+from harness.protocols import Nemesis
+from harness.schedule import ScheduledFault
+
+
+def window_shares(packages: Mapping[str, Nemesis]) -> dict[tuple[str, str], float]:
+    """Each (package, target)'s chance of being a window of the default campaign, when every package is
+    free: the package's weight over all packages' weights, times the target's weight over the package's."""
+    from harness.mix import package_weight, target_choices
+
+    total = sum(package_weight(n, p) for n, p in packages.items())
+    shares: dict[tuple[str, str], float] = {}
+    for name, package in sorted(packages.items()):
+        choices = target_choices(package)
+        of_targets = sum(w for _, w in choices)
+        for target, w in choices:
+            shares[(name, target)] = package_weight(name, package) / total * w / of_targets
+    return shares
+
+
+def plan_summary(config: TestConfig, schedule: Sequence[ScheduledFault],
+                 packages: Mapping[str, Nemesis]) -> dict[str, Any]:
+    """The plan as data: the windows (as ``schedule.json`` stores them), and per package and target the
+    number of windows in this schedule and, for the default campaign, the share the mix's weights give it."""
+    counts = Counter((w.spec.package, w.spec.target) for w in schedule)
+    mixed = bool(config.extra.get("mix"))
+    shares = window_shares(packages) if mixed else {}
+    faults = [{"package": p, "target": t, "windows": counts.get((p, t), 0),
+               **({"share": round(shares[(p, t)], 5)} if mixed else {})}
+              for p, t in sorted(set(counts) | set(shares), key=lambda pt: (-shares.get(pt, 0), -counts[pt], pt))]
+    return {"test": config.name, "seed": config.seed, "time_limit": config.time_limit,
+            "interval": config.nemesis_interval, "default_campaign": mixed,
+            "lanes": len({w.lane for w in schedule}), "windows": [w.to_dict() for w in schedule], "faults": faults}
+
+
+def print_plan(config: TestConfig, packages: Mapping[str, Nemesis]) -> None:
+    """Print the test's schedule and its faults' shares as tables, then the plan as one JSON line."""
+    from harness.runtime import schedule_for
+
+    schedule = schedule_for(config, packages)
+    plan = plan_summary(config, schedule, packages)
+    out = Console(soft_wrap=True, width=160)
+    out.print(f"Plan of {config.name}, seed {config.seed}, {config.time_limit:g} s: {len(schedule)} fault "
+              f"windows in {plan['lanes']} lane(s); nothing was started.")
+    windows = Table("at (s)", "length (s)", "lane", "package", "target", "waits for", title="Windows")
+    for w in schedule:
+        windows.add_row(f"{w.at:.1f}", f"{w.duration:.1f}", str(w.lane), w.spec.package, w.spec.target,
+                        w.trigger or "")
+    out.print(windows)
+    faults = Table("package", "target", "windows here", *(["share of windows"] if plan["default_campaign"] else []),
+                   title="Faults" + (" (share: the default campaign's odds per window, every package free)"
+                                     if plan["default_campaign"] else ""))
+    for f in plan["faults"]:
+        faults.add_row(f["package"], f["target"], str(f["windows"]),
+                       *([f"{100 * f['share']:.2f}%"] if "share" in f else []))
+    out.print(faults)
+    print(json.dumps({"plan": plan}, sort_keys=True))
