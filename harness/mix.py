@@ -112,6 +112,20 @@ def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float
     return windows
 
 
+def window_shares(packages: Mapping[str, Nemesis]) -> dict[tuple[str, str], float]:
+    """Each (package, target)'s chance of being a window of the default campaign, when every package is
+    free, as :func:`mixed_schedule` draws them: the package's weight over all packages' weights, times the
+    target's weight over the package's."""
+    total = sum(package_weight(n, p) for n, p in packages.items())
+    shares: dict[tuple[str, str], float] = {}
+    for name, package in sorted(packages.items()):
+        choices = target_choices(package)
+        of_targets = sum(w for _, w in choices)
+        for target, w in choices:
+            shares[(name, target)] = package_weight(name, package) / total * w / of_targets
+    return shares
+
+
 def default_packages(available: Sequence[str], needs: Mapping[str, frozenset[str]],
                      offered: frozenset[str]) -> list[str]:
     """The packages whose needs the run offers: the default campaign's faults."""

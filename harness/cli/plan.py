@@ -2,8 +2,8 @@
 
 Nothing starts: the schedule comes from the seed alone (:func:`harness.runtime.schedule_for`), so it is
 the one the test would record in ``schedule.json``. For the default campaign the plan also gives each
-package's and target's share of the windows, from the mix's weights (:mod:`harness.mix`): the odds that a
-window is that fault when every package is free. It shows how rarely a given fault comes up in a
+package's and target's share of the windows (:func:`harness.mix.window_shares`): the odds that a window
+is that fault when every package is free. It shows how rarely a given fault comes up in a
 campaign of many packages, which a single run's schedule hides.
 """
 
@@ -18,23 +18,9 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.config import TestConfig
+from harness.mix import window_shares
 from harness.protocols import Nemesis
 from harness.schedule import ScheduledFault
-
-
-def window_shares(packages: Mapping[str, Nemesis]) -> dict[tuple[str, str], float]:
-    """Each (package, target)'s chance of being a window of the default campaign, when every package is
-    free: the package's weight over all packages' weights, times the target's weight over the package's."""
-    from harness.mix import package_weight, target_choices
-
-    total = sum(package_weight(n, p) for n, p in packages.items())
-    shares: dict[tuple[str, str], float] = {}
-    for name, package in sorted(packages.items()):
-        choices = target_choices(package)
-        of_targets = sum(w for _, w in choices)
-        for target, w in choices:
-            shares[(name, target)] = package_weight(name, package) / total * w / of_targets
-    return shares
 
 
 def plan_summary(config: TestConfig, schedule: Sequence[ScheduledFault],

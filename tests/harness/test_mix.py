@@ -10,15 +10,18 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness import registry
 from harness.cluster import Cluster
 from harness.config import TestConfig
 from harness.history.faults import fault_windows
 from harness.history.op import NEMESIS, Op, OpType
 from harness.history.pairing import pair_calls
-from harness.mix import AIMED_WEIGHT, TRIGGER_SHARE, default_campaign, mixed_schedule
+from harness.mix import AIMED_WEIGHT, TRIGGER_SHARE, default_campaign, mixed_schedule, window_shares
 from harness.protocols import FaultSpec, Nemesis
 from harness.run import prepare, run_test
+from harness.runtime import schedule_for
 from harness.testing import FakeSystem, MemoryBackend
 from harness.transitions import GENERIC
 
@@ -149,3 +152,19 @@ def test_a_default_campaign_runs_overlapping_faults_into_a_well_formed_history(t
     assert {w.get("lane", 0) for w in planned} == {0, 1}
     html = (outcome.run.path / "report.html").read_text()
     assert 'id="faults"' in html and f"planned {len(planned)} windows in 2 lanes" in html
+
+
+def test_the_shares_are_how_often_each_package_comes_up_over_many_seeds() -> None:
+    config = default_campaign(TestConfig(system="reference", workload="register", time_limit=60.0))
+    packages = prepare(config).packages
+    by_package: Counter[str] = Counter()
+    for seed in range(1, 301):
+        config.seed = seed
+        by_package.update(w.spec.package for w in schedule_for(config, packages))
+    share: dict[str, float] = {}
+    for (package, _), s in window_shares(packages).items():
+        share[package] = share.get(package, 0.0) + s
+    windows = sum(by_package.values())
+    for package, s in share.items():
+        # Shares assume every package free; one already open in the other lane cannot be drawn again.
+        assert by_package[package] / windows == pytest.approx(s, rel=0.2, abs=0.003), package

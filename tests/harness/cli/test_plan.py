@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from harness.cli.plan import window_shares
 from harness.config import TestConfig
 from harness.mix import default_campaign
 from harness.run import prepare
@@ -42,22 +41,6 @@ def test_the_default_campaigns_plan_is_the_schedule_the_test_would_run(tmp_path:
     assert {(f["package"], f["target"]): f["windows"] for f in plan["faults"] if f["windows"]} == dict(here)
     assert {f["package"] for f in plan["faults"]} == set(packages)
     assert sum(f["share"] for f in plan["faults"]) == pytest.approx(1.0, abs=1e-3)
-
-
-def test_the_shares_are_how_often_each_package_comes_up_over_many_seeds() -> None:
-    config = default_campaign(TestConfig(system="reference", workload="register", time_limit=60.0))
-    packages = prepare(config).packages
-    by_package: Counter[str] = Counter()
-    for seed in range(1, 301):
-        config.seed = seed
-        by_package.update(w.spec.package for w in schedule_for(config, packages))
-    share: dict[str, float] = {}
-    for (package, _), s in window_shares(packages).items():
-        share[package] = share.get(package, 0.0) + s
-    windows = sum(by_package.values())
-    for package, s in share.items():
-        # Shares assume every package free; one already open in the other lane cannot be drawn again.
-        assert by_package[package] / windows == pytest.approx(s, rel=0.2, abs=0.003), package
 
 
 def test_a_recipes_plan_has_only_its_targets() -> None:
