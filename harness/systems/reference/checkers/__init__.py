@@ -11,7 +11,7 @@ from harness.checker import Checker
 
 def white_box_checkers() -> list[Checker]:
     """Amnesia, admin-api, config-cas, redundancy, commit-epoch, fencing, topology-guards,
-    leader-completeness, convergence, replica-state, log-matching, ensemble-changes and migrations."""
+    leader-completeness, convergence, replica-state, log-matching, ensemble-changes, migrations and self-race."""
     from harness.systems.reference.checkers.admin_api import AdminApiChecker
     from harness.systems.reference.checkers.amnesia import AmnesiaChecker
     from harness.systems.reference.checkers.commit_epoch import CommitEpochChecker
@@ -24,8 +24,10 @@ def white_box_checkers() -> list[Checker]:
     from harness.systems.reference.checkers.migrations import MigrationsChecker
     from harness.systems.reference.checkers.redundancy import RedundancyChecker
     from harness.systems.reference.checkers.replica_state import ReplicaStateChecker
+    from harness.systems.reference.checkers.self_race import SelfRaceChecker
     from harness.systems.reference.checkers.topology_guards import TopologyGuardsChecker
 
     return [AmnesiaChecker(), AdminApiChecker(), ConfigCasChecker(), RedundancyChecker(), CommitEpochChecker(),
             FencingChecker(), TopologyGuardsChecker(), LeaderCompletenessChecker(), ConvergenceChecker(),
-            ReplicaStateChecker(), LogMatchingChecker(), EnsembleChangesChecker(), MigrationsChecker()]
+            ReplicaStateChecker(), LogMatchingChecker(), EnsembleChangesChecker(), MigrationsChecker(),
+            SelfRaceChecker()]

@@ -1,0 +1,58 @@
+"""The self-race checker (white box): an operator runs one election of a tablet at a time.
+
+The control plane changes a tablet's record by compare-and-set, so two operators may race and one loses:
+that is planned for. One operator racing itself is not. Each operator keeps at most one action per
+tablet in flight (the reconfiguration API refuses a second one as ``busy``); one that starts a second
+election while its first is still running has lost track of its own work: the two fence the ensemble at
+two epochs, and the first loses its final compare-and-set to the second. Every fault it meets meanwhile
+meets a control plane that fights itself instead of repairing the tablet.
+
+Evidence, from the operators' event logs: ``election_started`` (operator, tablet, epoch) and
+``election_lost_race`` at that epoch. An election that lost its race after the same operator had
+started a newer election of that tablet, between its own start and its loss, raced itself (an
+operator that restarted cannot: its old process's elections never end at all). The checker is unknown
+without node event logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harness.checker import CheckContext
+from harness.history.op import Op
+from harness.systems.reference.checkers.amnesia.evidence import load_evidence, trace_verdict
+
+
+class SelfRaceChecker:
+    """No election loses its compare-and-set race to a newer election of the same operator."""
+
+    name = "self-race"
+
+    def check(self, history: Sequence[Op], ctx: CheckContext) -> dict[str, Any]:
+        """Invalid on any election that lost to its own operator; unknown without event logs."""
+        ev = load_evidence(ctx.run_dir, history)
+        started: dict[tuple[Any, Any], list[int]] = {}
+        """(operator, tablet) -> the epochs of the elections it started, in order."""
+        violations: list[dict[str, Any]] = []
+        judged = 0
+        for e in ev.events:
+            kind, op, t, epoch = e.get("event"), e.get("operator"), e.get("tablet"), e.get("epoch")
+            if kind == "election_started" and isinstance(epoch, int):
+                started.setdefault((op, t), []).append(epoch)
+            elif kind == "election_lost_race" and isinstance(epoch, int):
+                mine = started.get((op, t), [])
+                if epoch not in mine:
+                    continue  # lost its first compare-and-set: it never started
+                judged += 1
+                newer = [n for n in mine[mine.index(epoch) + 1:] if n > epoch]
+                if newer:
+                    violations.append({
+                        "rule": "an operator's election lost to its own newer election", "operator": op,
+                        "tablet": t, "epoch": epoch, "newer": newer,
+                        "at_ns": ev.history_ns(float(e.get("ts", 0))),
+                        "explanation": f"Operator {op}'s election of tablet {t} at epoch {epoch} lost its race after "
+                        f"{op} itself had started the election at epoch {newer[0]}: it ran two elections of one "
+                        f"tablet at once, fencing at two epochs, and fought itself."})
+        return trace_verdict({"races_lost": judged}, violations, bool(ev.events), "races",
+                             f"None of the {judged} elections that lost a race lost it to its own operator.")

@@ -1,0 +1,40 @@
+"""The self-race checker: an operator's election never loses its race to a newer election of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.checker import CheckContext
+from harness.systems.reference.checkers.self_race import SelfRaceChecker
+from tests.harness.systems.reference.checkers.event_runs import node_runs
+
+T0 = 1_700_000_000.0
+
+
+def ev(dt: float, kind: str, operator: str, epoch: int, tablet: int = 0) -> dict[str, Any]:
+    return {"ts": T0 + dt, "node": operator, "event": kind, "operator": operator, "tablet": tablet, "epoch": epoch}
+
+
+def check(tmp_path: Path, events: list[dict[str, Any]]) -> dict[str, Any]:
+    return SelfRaceChecker().check([], CheckContext(run_dir=node_runs(tmp_path, events, T0)))
+
+
+def test_races_between_operators_and_of_other_tablets_are_valid(tmp_path: Path) -> None:
+    events = [ev(1, "election_started", "op1", 1), ev(1.1, "election_started", "op2", 2),
+              ev(1.2, "election_lost_race", "op1", 1),  # op2 won: two operators, as planned
+              ev(2, "election_lost_race", "op1", 3),  # lost its first compare-and-set: it never started
+              ev(3, "election_started", "op1", 4), ev(3.1, "election_started", "op1", 5, tablet=1),
+              ev(3.2, "election_lost_race", "op1", 4),  # another tablet's election is no race with this one
+              ev(4.2, "election_started", "op2", 7), ev(4.3, "election_lost_race", "op2", 7)]
+    result = check(tmp_path, events)
+    assert result["valid"] is True and result["races_lost"] == 3
+
+
+def test_an_election_that_lost_to_its_own_operator_is_invalid(tmp_path: Path) -> None:
+    # What the mutant `control.py:ReplaceOrWithAnd:6` did at 1.07 s: a second election while the first ran.
+    events = [ev(0.3, "election_started", "op1", 1), ev(0.31, "election_started", "op1", 2),
+              ev(0.36, "election_lost_race", "op1", 1), ev(0.41, "election_done", "op1", 2)]
+    result = check(tmp_path, events)
+    assert result["valid"] is False and result["first_anomaly_s"] == 0.36
+    assert [(v["operator"], v["epoch"], v["newer"]) for v in result["violations"]] == [("op1", 1, [2])]
