@@ -4,14 +4,14 @@ The control plane changes a tablet's record by compare-and-set, so two operators
 that is planned for. One operator racing itself is not. Each operator keeps at most one action per
 tablet in flight (the reconfiguration API refuses a second one as ``busy``); one that starts a second
 election while its first is still running has lost track of its own work: the two fence the ensemble at
-two epochs, and the first loses its final compare-and-set to the second. Every fault it meets meanwhile
+two epochs, and the first fails or loses its final compare-and-set to the second. Every fault it meets meanwhile
 meets a control plane that fights itself instead of repairing the tablet.
 
-Evidence, from the operators' event logs: ``election_started`` (operator, tablet, epoch) and
-``election_lost_race`` at that epoch. An election that lost its race after the same operator had
-started a newer election of that tablet, between its own start and its loss, raced itself (an
-operator that restarted cannot: its old process's elections never end at all). The checker is unknown
-without node event logs.
+Evidence, from the operators' event logs: ``election_started`` (operator, tablet, epoch) and its end at
+that epoch, ``election_done``, ``election_failed`` or ``election_lost_race``. An election that ended after
+the same operator had started a newer election of that tablet, between its own start and its end, ran
+beside it (an election whose operator died never ends, so it cannot). The checker is unknown without node
+event logs.
 """
 
 from __future__ import annotations
@@ -23,14 +23,17 @@ from harness.checker import CheckContext
 from harness.history.op import Op
 from harness.systems.reference.checkers.amnesia.evidence import load_evidence, trace_verdict
 
+ENDS = ("election_done", "election_failed", "election_lost_race")
+"""The events that end an election that started."""
+
 
 class SelfRaceChecker:
-    """No election loses its compare-and-set race to a newer election of the same operator."""
+    """No election of a tablet runs beside a newer election of the same tablet by the same operator."""
 
     name = "self-race"
 
     def check(self, history: Sequence[Op], ctx: CheckContext) -> dict[str, Any]:
-        """Invalid on any election that lost to its own operator; unknown without event logs."""
+        """Invalid on any election that ran beside its own operator's newer one; unknown without event logs."""
         ev = load_evidence(ctx.run_dir, history)
         started: dict[tuple[Any, Any], list[int]] = {}
         """(operator, tablet) -> the epochs of the elections it started, in order."""
@@ -38,9 +41,11 @@ class SelfRaceChecker:
         judged = 0
         for e in ev.events:
             kind, op, t, epoch = e.get("event"), e.get("operator"), e.get("tablet"), e.get("epoch")
-            if kind == "election_started" and isinstance(epoch, int):
+            if not isinstance(epoch, int):
+                continue
+            if kind == "election_started":
                 started.setdefault((op, t), []).append(epoch)
-            elif kind == "election_lost_race" and isinstance(epoch, int):
+            elif kind in ENDS:
                 mine = started.get((op, t), [])
                 if epoch not in mine:
                     continue  # lost its first compare-and-set: it never started
@@ -48,11 +53,11 @@ class SelfRaceChecker:
                 newer = [n for n in mine[mine.index(epoch) + 1:] if n > epoch]
                 if newer:
                     violations.append({
-                        "rule": "an operator's election lost to its own newer election", "operator": op,
-                        "tablet": t, "epoch": epoch, "newer": newer,
+                        "rule": "an operator ran two elections of one tablet at once", "operator": op,
+                        "tablet": t, "epoch": epoch, "end": kind, "newer": newer,
                         "at_ns": ev.history_ns(float(e.get("ts", 0))),
-                        "explanation": f"Operator {op}'s election of tablet {t} at epoch {epoch} lost its race after "
+                        "explanation": f"Operator {op}'s election of tablet {t} at epoch {epoch} ended ({kind}) after "
                         f"{op} itself had started the election at epoch {newer[0]}: it ran two elections of one "
                         f"tablet at once, fencing at two epochs, and fought itself."})
-        return trace_verdict({"races_lost": judged}, violations, bool(ev.events), "races",
-                             f"None of the {judged} elections that lost a race lost it to its own operator.")
+        return trace_verdict({"elections_ended": judged}, violations, bool(ev.events), "elections",
+                             f"None of the {judged} elections that ended ran beside another of its operator's.")

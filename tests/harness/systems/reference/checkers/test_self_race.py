@@ -1,4 +1,4 @@
-"""The self-race checker: an operator's election never loses its race to a newer election of its own."""
+"""The self-race checker: an operator's election of a tablet never runs beside a newer one of its own."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_races_between_operators_and_of_other_tablets_are_valid(tmp_path: Path) 
               ev(3.2, "election_lost_race", "op1", 4),  # another tablet's election is no race with this one
               ev(4.2, "election_started", "op2", 7), ev(4.3, "election_lost_race", "op2", 7)]
     result = check(tmp_path, events)
-    assert result["valid"] is True and result["races_lost"] == 3
+    assert result["valid"] is True and result["elections_ended"] == 3
 
 
 def test_an_election_that_lost_to_its_own_operator_is_invalid(tmp_path: Path) -> None:
@@ -38,3 +38,12 @@ def test_an_election_that_lost_to_its_own_operator_is_invalid(tmp_path: Path) ->
     result = check(tmp_path, events)
     assert result["valid"] is False and result["first_anomaly_s"] == 0.36
     assert [(v["operator"], v["epoch"], v["newer"]) for v in result["violations"]] == [("op1", 1, [2])]
+
+
+def test_an_election_that_failed_beside_its_own_operators_newer_one_is_invalid(tmp_path: Path) -> None:
+    # The same mutant in another run: the older election's leader refused, since the newer had fenced it.
+    events = [ev(0.35, "election_started", "op1", 1), ev(0.72, "election_started", "op1", 2),
+              ev(0.8, "election_failed", "op1", 1), ev(0.96, "election_done", "op1", 2)]
+    result = check(tmp_path, events)
+    assert result["valid"] is False and result["first_anomaly_s"] == 0.8
+    assert [(v["epoch"], v["end"]) for v in result["violations"]] == [(1, "election_failed")]
