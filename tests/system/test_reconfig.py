@@ -98,3 +98,28 @@ def test_contract_waits_until_the_commit_index_is_safe(make_cluster: Callable[..
     assert get_all(c, "a", 20) == list(range(20)) and get_all(c, "b", 5) == list(range(5))
     put_all(c, "c", 5)
     assert_committed_prefixes_agree(c, 0)
+
+
+def test_a_swap_that_failed_in_prepare_is_abandoned_with_one_member_down(
+        make_cluster: Callable[..., Cluster]) -> None:
+    # The clean default campaign at seed 7 (c32e897): a swap failed in PREPARE (its new node could not take
+    # the snapshot) while one member was gone, and every election after it asked for 3 fences of the 4 nodes
+    # (the ensemble and the new one), which the two members left could never give: leaderless for good.
+    c = make_cluster(nodes=4, tablets=1, replication=3, stall_timeout=1.0)
+    r0 = c.wait_ready()["tablets"]["0"]
+    leader, ens = r0["leader"], r0["ensemble"]
+    spare = next(n for n in c.node_addrs if n not in ens)
+    down, out = [n for n in ens if n != leader]
+    put_all(c, "a", 10)
+    c.kill(spare)  # the swap's new node never gets its snapshot
+    c.kill(down)  # and one member is away: the leader and `out` alone answer
+    with pytest.raises(RpcError) as failed:
+        admin.reconfig(*c.operator_addrs["op1"], 0, "swap", old=out, new=spare)
+    assert failed.value.code == "reconfig_failed", failed.value
+    wait_for(lambda: shard(c, 0)["status"] == "steady" and not shard(c, 0).get("reconfig"), timeout=20,
+             what="an election that abandons the swap")
+    assert sorted(shard(c, 0)["ensemble"]) == sorted(ens)
+    put_all(c, "b", 5)
+    assert get_all(c, "a", 10) == list(range(10))
+    assert_committed_prefixes_agree(c, 0)
+    assert_one_leader_per_epoch(c)

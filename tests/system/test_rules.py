@@ -56,6 +56,19 @@ def test_fence_quorum_needs_majorities_of_fencing_current_and_final() -> None:
     assert rules.fence_quorum_reached(["a", "b"], contract)
 
 
+def test_a_reconfiguration_in_prepare_needs_only_a_majority_of_the_current_ensemble() -> None:
+    # The clean default campaign at seed 7 (c32e897): a swap c -> d failed in PREPARE (d held a tombstone)
+    # and a had lost its data; b and c stayed up, and the election asked for 3 of a-d for good.
+    swap = meta(["a", "b", "c"], {"op": "swap", "old": "c", "new": "d", "phase": "prepare"})
+    assert rules.fence_quorum_reached(["b", "c"], swap)
+    assert not rules.fence_quorum_reached(["b", "d"], swap)  # d is no member until COMMIT
+    assert rules.fencing_ensemble(swap) == ["a", "b", "c", "d"]  # d is still fenced where it answers
+    expand = meta(["a", "b", "c"], {"op": "expand", "old": None, "new": "d", "phase": "prepare"})
+    assert rules.fence_quorum_reached(["a", "c"], expand) and not rules.fence_quorum_reached(["a", "d"], expand)
+    # In COMMIT the leader may already count the new ensemble: the fencing ensemble's majority stays.
+    assert not rules.fence_quorum_reached(["b", "c"], {**swap, "reconfig": {**swap["reconfig"], "phase": "commit"}})
+
+
 def test_fence_current_ensemble_only_bug_fences_a_majority_of_the_old_ensemble() -> None:
     # the leader a applied the swap c -> d (its ensemble is a, b, d) and is cut off with d
     swap = meta(["a", "b", "c"], {"op": "swap", "old": "c", "new": "d", "phase": "commit"})
