@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from harness.checker import UNKNOWN, CheckContext
+from harness.checker import CheckContext
 from harness.history.op import Op
-from harness.systems.reference.checkers.dumps import node_dumps, tablets
+from harness.systems.reference.checkers.dumps import NO_DUMPS, run_dumps, tablets
 
 EXAMPLES = 10
 NOT_SERVING = ("deleted", "damaged")
@@ -87,9 +87,9 @@ class LogMatchingChecker:
 
     def check(self, history: Sequence[Op], ctx: CheckContext) -> dict[str, Any]:
         """Judge each node's final dump; unknown without any."""
-        dumps = node_dumps(ctx.run_dir / "nodes") if ctx.run_dir is not None else {}
+        dumps = run_dumps(ctx.run_dir)
         if not dumps:
-            return {"valid": UNKNOWN, "explanation": "No node dumped its state, so there was nothing to judge."}
+            return dict(NO_DUMPS)
         bad = violations(dumps)
         if not bad:
             return {"valid": True, "explanation": f"The logs in {len(dumps)} dumps match wherever two replicas "

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.checker import UNKNOWN, CheckContext
+from harness.checker import CheckContext
 from harness.history.op import Op
-from harness.systems.reference.checkers.dumps import node_dumps, tablets
+from harness.systems.reference.checkers.dumps import NO_DUMPS, run_dumps, tablets
 
 EXAMPLES = 10
 
@@ -46,9 +46,9 @@ class ReplicaStateChecker:
 
     def check(self, history: Sequence[Op], ctx: CheckContext) -> dict[str, Any]:
         """Judge each node's final dump; unknown without any."""
-        dumps = node_dumps(ctx.run_dir / "nodes") if ctx.run_dir is not None else {}
+        dumps = run_dumps(ctx.run_dir)
         if not dumps:
-            return {"valid": UNKNOWN, "explanation": "No node dumped its state, so there was nothing to judge."}
+            return dict(NO_DUMPS)
         replicas = sum(len(tablets(d)) for d in dumps.values())
         bad = outside_the_log(dumps)
         if not bad:
