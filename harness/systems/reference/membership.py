@@ -99,7 +99,7 @@ class ReferenceMembership:
             self._retired.append((node, str(res["member"])))
             return {**out, "retired": node, "member": res["member"]}
         if kind == "swap":
-            return {**out, **await self._swap(cluster, int(t), rng)}
+            return {**out, **await swap_follower(cluster, int(t), rng)}
         if kind == "expand":
             if not spare:
                 return {**out, "skipped": "every live node already holds the tablet"}
@@ -120,25 +120,6 @@ class ReferenceMembership:
         else:
             return {**out, "skipped": "the tablet has one replica"}
         return {**out, "up": res["up"], "removed": victim}
-
-    @staticmethod
-    async def _swap(cluster: Cluster, t: int, rng: random.Random) -> dict[str, Any]:
-        """Ask the operator to swap a follower of tablet ``t`` for a live node outside its ensemble. No damage
-        guard: the new node gets the whole log before it joins, as in the migrations the system runs itself."""
-        status = await operator_call(cluster, "status", {})
-        meta = status["tablets"].get(str(t))
-        if meta is None or meta.get("status") != "steady" or meta.get("reconfig") or not meta.get("leader"):
-            return {"skipped": "the tablet has no steady leader"}
-        followers = sorted(m for m in meta["ensemble"] if m != meta["leader"])
-        spare = sorted(m for m, up in status["alive"].items() if up and m not in meta["ensemble"])
-        if not followers or not spare:
-            return {"skipped": "no follower to swap out or no live node outside the ensemble"}
-        old, new = rng.choice(followers), rng.choice(spare)
-        try:
-            done = await operator_call(cluster, "reconfig", {"tablet": t, "op": "swap", "old": old, "new": new})
-        except RpcError as e:  # e.g. busy, or the new node holds a tombstone of the tablet from a move
-            return {"old": old, "new": new, "refused": f"{e.code}: {e.message}"}
-        return {"old": old, "new": new, "ensemble": done.get("ensemble"), "epoch": done.get("epoch")}
 
     async def restore(self, cluster: Cluster) -> dict[str, Any]:
         """Put things back: re-add retired nodes as new ones, restore replica counts (not waiting)."""
@@ -206,3 +187,22 @@ class ReferenceMembership:
                 return
             await asyncio.sleep(0.5)
 
+
+async def swap_follower(cluster: Cluster, t: int, rng: random.Random) -> dict[str, Any]:
+    """Ask the operator to swap a follower of tablet ``t`` for a live node outside its ensemble, as an admin
+    would; what it answered (``refused``, with the code, when it refused). No damage guard: the new node gets
+    the whole log before it joins, as in the migrations the system runs itself."""
+    status = await operator_call(cluster, "status", {})
+    meta = status["tablets"].get(str(t))
+    if meta is None or meta.get("status") != "steady" or meta.get("reconfig") or not meta.get("leader"):
+        return {"skipped": "the tablet has no steady leader"}
+    followers = sorted(m for m in meta["ensemble"] if m != meta["leader"])
+    spare = sorted(m for m, up in status["alive"].items() if up and m not in meta["ensemble"])
+    if not followers or not spare:
+        return {"skipped": "no follower to swap out or no live node outside the ensemble"}
+    old, new = rng.choice(followers), rng.choice(spare)
+    try:
+        done = await operator_call(cluster, "reconfig", {"tablet": t, "op": "swap", "old": old, "new": new})
+    except RpcError as e:  # e.g. busy, or the new node holds a tombstone of the tablet from a move
+        return {"old": old, "new": new, "refused": f"{e.code}: {e.message}"}
+    return {"old": old, "new": new, "ensemble": done.get("ensemble"), "epoch": done.get("epoch")}
