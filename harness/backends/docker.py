@@ -72,6 +72,8 @@ class DockerBackend:
         self._run_dir: Path | None = None
         self._closing = False
         self._setup_task: asyncio.Future[list[ProcessSpec]] | None = None
+        self._starting: dict[str, asyncio.Lock] = {}
+        """Per process: held while a start checks and makes or starts its container."""
 
     # --- what it can do -----------------------------------------------------------------------------
 
@@ -258,8 +260,10 @@ class DockerBackend:
 
     async def start(self, name: str, extra_args: Sequence[str] = ()) -> None:
         """Start a stopped container again with its data (a no-op if it runs) and restore its partition rules;
-        with ``extra_args``, or after an erase, the container is made anew on the process's volume."""
-        await asyncio.to_thread(self._start_sync, name, tuple(extra_args))
+        with ``extra_args``, or after an erase, the container is made anew on the process's volume. Two starts
+        of one process at once run one after the other, so the second finds it running."""
+        async with self._starting.setdefault(name, asyncio.Lock()):
+            await asyncio.to_thread(self._start_sync, name, tuple(extra_args))
 
     def _start_sync(self, name: str, extra_args: tuple[str, ...]) -> None:
         status = self._status(name)

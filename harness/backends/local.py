@@ -75,6 +75,10 @@ class LocalBackend:
         self._faketime = False
         self.groups: ProcessGroups | None = None
         """Each process's cgroup, where the machine has a writable cgroup v2 hierarchy."""
+        self._starting: dict[str, asyncio.Lock] = {}
+        """Per process: held while a start checks and launches it, so two faults starting one node at
+        once launch it once (both launched n3 at seed 5 of the clean default campaign, and the second
+        died unable to bind its address)."""
 
     # --- what it can do -----------------------------------------------------------------------------
 
@@ -204,9 +208,11 @@ class LocalBackend:
         await asyncio.to_thread(self.supervisor.kill, name)
 
     async def start(self, name: str, extra_args: Sequence[str] = ()) -> None:
-        """Start a stopped process again with the same data (a no-op if it runs)."""
-        if not self.supervisor.running(name):
-            await asyncio.to_thread(self._launch, name, extra_args)
+        """Start a stopped process again with the same data (a no-op if it runs, or once a start of it
+        that was under way has launched it)."""
+        async with self._starting.setdefault(name, asyncio.Lock()):
+            if not self.supervisor.running(name):
+                await asyncio.to_thread(self._launch, name, extra_args)
 
     async def pause(self, name: str) -> None:
         """SIGSTOP."""

@@ -119,6 +119,22 @@ def test_a_start_with_extra_arguments_makes_the_container_anew_on_the_same_volum
     assert asyncio.run(node_uuid(cluster, "n2")) == uuid
 
 
+def test_two_starts_of_one_stopped_node_at_once_make_one_container(cluster: Cluster) -> None:
+    # Two overlapping faults may both start a node they stopped; with arguments, each start makes the
+    # container anew, and two at once removed each other's or collided on the name.
+    uuid = asyncio.run(node_uuid(cluster, "n2"))
+    asyncio.run(cluster.processes.kill("n2"))
+
+    async def both() -> None:
+        await asyncio.gather(*(cluster.processes.start("n2", ["--bug", "gap-ack"]) for _ in range(2)))
+
+    asyncio.run(both())
+    assert status(cluster, "n2") == "running"
+    assert asyncio.run(node_uuid(cluster, "n2")) == uuid
+    host, port = cluster.address("n2")
+    assert call_sync(host, port, "hello", {}, timeout=3.0)
+
+
 def test_collect_copies_logs_events_and_dumps(cluster: Cluster, tmp_path: Path) -> None:
     out = tmp_path / "collected"
     asyncio.run(cluster.backend.collect(out))

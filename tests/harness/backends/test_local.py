@@ -1,0 +1,35 @@
+"""The local backend's process control against real processes."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from harness.backends.local import LocalBackend
+from harness.systems.reference.info import node_uuid
+from tests.harness.backends.local_cluster import local_cluster
+
+pytestmark = pytest.mark.slow
+
+
+def test_two_starts_of_one_stopped_node_at_once_launch_it_once(tmp_path: Path) -> None:
+    # Two faults' windows that overlap may both start a node they stopped (the clean default campaign at
+    # seed 5: a membership re-add and a corrupt restart of n3): both launched it, and the second process
+    # died unable to bind the address, a traceback the log-pattern checker reported.
+    async def scenario() -> None:
+        async with local_cluster(tmp_path, client_timeout=5.0) as (cluster, _):
+            backend = cluster.backend
+            assert isinstance(backend, LocalBackend)
+            uuid = await node_uuid(cluster, "n1")
+            before = set(backend.supervisor.started())
+            await cluster.processes.kill("n1")
+            await asyncio.gather(cluster.processes.start("n1"), cluster.processes.start("n1"))
+            launched = [p for p, cmd in backend.supervisor.started().items() if p not in before]
+            assert len(launched) == 1, launched
+            await asyncio.sleep(1.0)
+            assert backend.running("n1") and not backend.supervisor.exited()
+            assert await node_uuid(cluster, "n1") == uuid
+
+    asyncio.run(scenario())
