@@ -30,9 +30,14 @@ class ReconfigRefused(Exception):
     """The reconfiguration is not allowed now (a definite refusal; nothing changed)."""
 
 
-def check_allowed(meta: dict[str, Any], op: str, old: str | None, new: str | None, known: list[str]) -> None:
+def check_allowed(meta: dict[str, Any], op: str, old: str | None, new: str | None, known: list[str],
+                  promote: bool = False) -> None:
     """Raise ReconfigRefused unless ``op`` may start: an elected leader, no election or reconfiguration
-    in progress, and nodes that make sense (a swap or contract never removes the leader)."""
+    in progress, and nodes that make sense (a swap or contract never removes the leader). A node catching
+    up as the tablet's migration's new member joins only by that migration's promote: a swap or expand
+    would install a snapshot on it while the leader still streams to it as a catch-up member, and the
+    stream's next truncation, computed from the head it knew, would cut committed entries (the clean
+    default campaign at seed 10: a membership swap onto a migration's new node)."""
     if meta["status"] != "steady" or meta.get("reconfig") or not meta.get("leader"):
         raise ReconfigRefused(f"tablet is {meta['status']} (reconfig {meta.get('reconfig')}): not steady")
     ens = meta["ensemble"]
@@ -44,6 +49,9 @@ def check_allowed(meta: dict[str, Any], op: str, old: str | None, new: str | Non
         raise ReconfigRefused(f"{op}: new node {new!r} must be a known node outside the ensemble {ens}")
     if op == "contract" and len(ens) < 2:
         raise ReconfigRefused("contract: the ensemble cannot shrink below one node")
+    catching_up = (meta.get("migration") or {}).get("new")
+    if op in ("swap", "expand") and new == catching_up and not promote:
+        raise ReconfigRefused(f"{op}: new node {new!r} is catching up in the tablet's migration; it joins by promote")
 
 
 async def reconfigure(op: Operator, tablet: int, kind: str, old: str | None, new: str | None,
@@ -56,7 +64,7 @@ async def reconfigure(op: Operator, tablet: int, kind: str, old: str | None, new
     if rec is None:
         raise ReconfigRefused(f"no tablet {tablet}")
     meta, version = rec
-    check_allowed(meta, kind, old, new, op.node_ids())
+    check_allowed(meta, kind, old, new, op.node_ids(), promote)
     leader = meta["leader"]
     prepared = {**meta, "epoch": meta["epoch"] + 1,
                 "reconfig": {"op": kind, "old": old, "new": new, "phase": "prepare"}}

@@ -10,6 +10,7 @@ import pytest
 
 from system import admin
 from system.launcher import Cluster
+from system.operator.reconfig import ReconfigRefused, check_allowed
 from system.wire import RpcError
 
 from .checks import assert_committed_prefixes_agree, assert_one_leader_per_epoch, dumps
@@ -123,3 +124,18 @@ def test_a_swap_that_failed_in_prepare_is_abandoned_with_one_member_down(
     assert get_all(c, "a", 10) == list(range(10))
     assert_committed_prefixes_agree(c, 0)
     assert_one_leader_per_epoch(c)
+
+
+def test_a_node_catching_up_in_a_migration_joins_only_by_its_promote() -> None:
+    # The clean default campaign at seed 10 (cb0d44a): a membership swap onto n1 while n1 was catching
+    # up in tablet 1's migration installed a snapshot on it beside the leader's catch-up stream, whose next
+    # truncation (from the head it knew, 1290) would have cut entries committed up to 1348; n1 refused it.
+    meta = {"status": "steady", "leader": "n3", "ensemble": ["n3", "n4", "n2"], "reconfig": None, "epoch": 13,
+            "migration": {"new": "n1", "old": "n4", "stage": "copy", "session": 12}}
+    known = ["n1", "n2", "n3", "n4", "n5"]
+    for op, old in (("swap", "n4"), ("expand", None)):
+        with pytest.raises(ReconfigRefused, match="catching up in the tablet's migration"):
+            check_allowed(meta, op, old, "n1", known)
+        check_allowed(meta, op, old, "n5", known)  # another node may still join
+    check_allowed(meta, "expand", None, "n1", known, promote=True)  # the migration's own promote
+    check_allowed({**meta, "migration": None}, "swap", "n4", "n1", known)
