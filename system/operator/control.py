@@ -206,6 +206,7 @@ class Operator:
                 continue
             action = self.decide(t, rec.value, now)
             if action is not None:
+                self.emit("action_started", tablet=t, action=action.__qualname__)
                 self.busy[t] = asyncio.create_task(self._run(t, action))
 
     def decide(self, t: int, meta: dict[str, Any], now: float) -> Any:
@@ -246,8 +247,18 @@ class Operator:
             report_unplanned(f"tablet {t}'s action", e)
             self.emit("action_failed", tablet=t, error=f"{type(e).__name__}: {e}")
             ok = False
+        finally:
+            self.emit("action_ended", tablet=t)
         if ok is False:
             self.cooldown[t] = time.monotonic() + random.uniform(0.2, 1.0)
+
+    async def _ended(self, t: int, coro: Any) -> Any:
+        """Run a requested action on tablet ``t`` and log its end before the task is done (so no tick sees
+        the tablet free before the log does)."""
+        try:
+            return await coro
+        finally:
+            self.emit("action_ended", tablet=t)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Bootstrap, then tick until ``stop`` is set."""
@@ -297,8 +308,9 @@ class Operator:
             armed = params.get("crash_at")
             if armed is not None and armed not in CRASH_POINTS:
                 raise RpcError("bad_request", f"unknown crash point {armed!r}")
-            run = asyncio.create_task(reconfig.reconfigure(self, t, params["op"], params.get("old"),
-                                                           params.get("new")))
+            self.emit("action_started", tablet=t, action="reconfigure")
+            run = asyncio.create_task(self._ended(t, reconfig.reconfigure(self, t, params["op"], params.get("old"),
+                                                                          params.get("new"))))
             self.busy[t] = run
             if armed is not None and armed not in self.crash_at:
                 # Test hook, like --crash-at but for this one reconfiguration: a fault stalls it on purpose.

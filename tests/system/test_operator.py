@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import random
 import threading
 import time
@@ -201,3 +203,20 @@ def test_reconfig_call_can_arm_a_crash_point_for_itself(make_cluster: Callable[.
                     what="reconfiguration resolved")
     assert sorted(done["ensemble"]) == sorted(applied["ensemble"])
     assert_committed_prefixes_agree(c, 0)
+
+
+def test_the_operator_logs_each_tablet_action_it_starts_and_its_end(make_cluster: Callable[..., Cluster]) -> None:
+    # The self-race checker reads these: one action per tablet at a time, from each operator, its loop's
+    # (an election) and a requested one (a swap through the reconfig call) alike.
+    c = make_cluster(nodes=4, tablets=1, stall_timeout=1.0)
+    r0 = c.wait_ready()["tablets"]["0"]
+    leader, ens = r0["leader"], r0["ensemble"]
+    spare = next(n for n in c.node_addrs if n not in ens)
+    out = next(n for n in ens if n != leader)
+    host, port = c.operator_addrs["op1"]
+    admin.call_sync(host, port, "reconfig", {"tablet": 0, "op": "swap", "old": out, "new": spare}, timeout=30)
+    with open(os.path.join(c.dir, "operators", "operator-op1.jsonl")) as log:
+        events = [e for e in map(json.loads, log) if e["event"] in ("action_started", "action_ended")]
+    assert {e["tablet"] for e in events} == {0}
+    assert [e.get("action") for e in events if e["event"] == "action_started"][:2] == ["elect", "reconfigure"]
+    assert [e["event"] for e in events][:4] == ["action_started", "action_ended"] * 2, events
