@@ -206,8 +206,7 @@ class Operator:
                 continue
             action = self.decide(t, rec.value, now)
             if action is not None:
-                self.emit("action_started", tablet=t, action=action.__qualname__)
-                self.busy[t] = asyncio.create_task(self._run(t, action))
+                self.busy[t] = self._start_action(t, action.__qualname__, self._run(t, action))
 
     def decide(self, t: int, meta: dict[str, Any], now: float) -> Any:
         """What tablet ``t`` needs now, as a coroutine to run, or None."""
@@ -247,14 +246,17 @@ class Operator:
             report_unplanned(f"tablet {t}'s action", e)
             self.emit("action_failed", tablet=t, error=f"{type(e).__name__}: {e}")
             ok = False
-        finally:
-            self.emit("action_ended", tablet=t)
         if ok is False:
             self.cooldown[t] = time.monotonic() + random.uniform(0.2, 1.0)
 
+    def _start_action(self, t: int, name: str, coro: Any) -> asyncio.Task[Any]:
+        """Log ``action_started`` for tablet ``t`` and run ``coro`` as a task that logs ``action_ended``
+        before it is done (so no tick sees the tablet free before the log does); the self-race checker reads
+        both, for the loop's actions and requested reconfigurations alike."""
+        self.emit("action_started", tablet=t, action=name)
+        return asyncio.create_task(self._ended(t, coro))
+
     async def _ended(self, t: int, coro: Any) -> Any:
-        """Run a requested action on tablet ``t`` and log its end before the task is done (so no tick sees
-        the tablet free before the log does)."""
         try:
             return await coro
         finally:
@@ -308,9 +310,8 @@ class Operator:
             armed = params.get("crash_at")
             if armed is not None and armed not in CRASH_POINTS:
                 raise RpcError("bad_request", f"unknown crash point {armed!r}")
-            self.emit("action_started", tablet=t, action="reconfigure")
-            run = asyncio.create_task(self._ended(t, reconfig.reconfigure(self, t, params["op"], params.get("old"),
-                                                                          params.get("new"))))
+            run = self._start_action(t, "reconfigure", reconfig.reconfigure(self, t, params["op"], params.get("old"),
+                                                                            params.get("new")))
             self.busy[t] = run
             if armed is not None and armed not in self.crash_at:
                 # Test hook, like --crash-at but for this one reconfiguration: a fault stalls it on purpose.

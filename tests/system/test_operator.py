@@ -9,6 +9,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,15 @@ def stored_shard(c: Cluster, tablet: int) -> dict:
         return dict(rec.value)
     finally:
         store.close()
+
+
+def follower_swap(c: Cluster) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Tablet 0 once the cluster is ready, and the reconfig call's parameters for swapping one of its
+    followers for a node outside its ensemble."""
+    r0 = c.wait_ready()["tablets"]["0"]
+    spare = next(n for n in c.node_addrs if n not in r0["ensemble"])
+    out = next(n for n in r0["ensemble"] if n != r0["leader"])
+    return r0, {"tablet": 0, "op": "swap", "old": out, "new": spare}
 
 
 def crash_operator_at(c: Cluster, point: str) -> None:
@@ -181,12 +191,9 @@ def test_reconfig_call_can_arm_a_crash_point_for_itself(make_cluster: Callable[.
     """The stalled-swap fault's hook: ``crash_at`` on one reconfig call stops the operator at that step of
     that reconfiguration only; an unknown point is refused before anything changes."""
     c = make_cluster(nodes=4, tablets=1, stall_timeout=1.0)
-    r0 = c.wait_ready()["tablets"]["0"]
-    leader, ens = r0["leader"], r0["ensemble"]
-    spare = next(n for n in c.node_addrs if n not in ens)
-    out = next(n for n in ens if n != leader)
+    r0, params = follower_swap(c)
+    leader, ens, out, spare = r0["leader"], r0["ensemble"], params["old"], params["new"]
     host, port = c.operator_addrs["op1"]
-    params = {"tablet": 0, "op": "swap", "old": out, "new": spare}
     with pytest.raises(RpcError) as refused:
         admin.call_sync(host, port, "reconfig", {**params, "crash_at": "reconfig:nowhere"}, timeout=30)
     assert refused.value.code == "bad_request"
@@ -209,12 +216,9 @@ def test_the_operator_logs_each_tablet_action_it_starts_and_its_end(make_cluster
     # The self-race checker reads these: one action per tablet at a time, from each operator, its loop's
     # (an election) and a requested one (a swap through the reconfig call) alike.
     c = make_cluster(nodes=4, tablets=1, stall_timeout=1.0)
-    r0 = c.wait_ready()["tablets"]["0"]
-    leader, ens = r0["leader"], r0["ensemble"]
-    spare = next(n for n in c.node_addrs if n not in ens)
-    out = next(n for n in ens if n != leader)
+    _, params = follower_swap(c)
     host, port = c.operator_addrs["op1"]
-    admin.call_sync(host, port, "reconfig", {"tablet": 0, "op": "swap", "old": out, "new": spare}, timeout=30)
+    admin.call_sync(host, port, "reconfig", params, timeout=30)
     with open(os.path.join(c.dir, "operators", "operator-op1.jsonl")) as log:
         events = [e for e in map(json.loads, log) if e["event"] in ("action_started", "action_ended")]
     assert {e["tablet"] for e in events} == {0}
