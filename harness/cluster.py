@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import capabilities as caps
 from harness.capabilities import CapabilityMissing
+from harness.shared_network import SharedNetwork
 from harness.systems.api import NODE, HasMembership, ProcessSpec, Rejoins
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class Cluster:
         self.backend = backend
         self.capabilities = offered(system, backend)
         self.specs: dict[str, ProcessSpec] = {}
+        self._network: SharedNetwork | None = None
 
     async def start(self, run_dir: Path, needs: frozenset[str] = frozenset(), ready_timeout: float = 60.0) -> None:
         """Have the backend start the system's processes under ``run_dir`` (prepared for the ``needs``
@@ -95,9 +97,11 @@ class Cluster:
 
     @property
     def network(self) -> caps.Network:
-        """Partition and heal."""
+        """Partition and heal; the cuts of overlapping fault windows compose (:mod:`harness.shared_network`)."""
         self.require(caps.NETWORK)
-        return self.backend.network
+        if self._network is None or self._network.backend is not self.backend.network:
+            self._network = SharedNetwork(self.backend.network)
+        return self._network
 
     @property
     def clock(self) -> caps.Clock:
@@ -144,7 +148,7 @@ class Cluster:
         for package in packages.values():
             await package.heal(self)
         if self.has(caps.NETWORK):
-            await self.backend.network.heal()
+            await self.network.heal()
 
     async def wait_ready(self, timeout: float) -> None:
         """Wait until the system says it serves (bounded by ``timeout``)."""

@@ -13,6 +13,7 @@ from harness.history.op import NEMESIS, OpType
 from harness.protocols import Nemesis
 from harness.recorder import Recorder
 from harness.schedule import ScheduledFault
+from harness.shared_network import acting_for
 from harness.transitions import wait_for
 from harness.workers import Tally
 
@@ -59,23 +60,29 @@ async def run_schedule(
 async def _run_lane(windows: Sequence[ScheduledFault], packages: Mapping[str, Nemesis],
                     locks: Mapping[str, asyncio.Lock], cluster: Cluster, recorder: Recorder, started: float,
                     tally: Tally) -> None:
-    for window in windows:
-        package = packages[window.spec.package]
-        end = started + window.at + window.duration
-        await asyncio.sleep(max(0.0, started + window.at - time.monotonic()))
-        spec_desc: dict[str, Any] = {"target": window.spec.target, **dict(window.spec.params)}
-        if window.trigger is not None:  # wait for it for half the window at most, then strike anyway
-            waited = await wait_for(cluster, window.trigger, max(0.0, TRIGGER_PATIENCE * window.duration))
-            spec_desc |= {"trigger": window.trigger, "triggered_after_s": waited}
-        contended = locks[window.spec.package].locked()
-        async with locks[window.spec.package]:
-            if contended and time.monotonic() >= end:
-                continue  # its package was busy in another lane until this window's time was over
-            rng = random.Random(window.seed)
-            await _act(recorder, f"start-{package.name}", spec_desc, package.start(cluster, window.spec, rng))
-            tally.active_faults.add(package.name)
-            try:
-                await asyncio.sleep(max(0.0, end - time.monotonic()))
-            finally:
-                await asyncio.shield(_act(recorder, f"stop-{package.name}", None, package.stop(cluster)))
-                tally.active_faults.discard(package.name)
+    for i, window in enumerate(windows):
+        with acting_for(f"lane {window.lane} window {i}"):  # its network cut composes with other lanes'
+            await _run_window(window, packages, locks, cluster, recorder, started, tally)
+
+
+async def _run_window(window: ScheduledFault, packages: Mapping[str, Nemesis], locks: Mapping[str, asyncio.Lock],
+                      cluster: Cluster, recorder: Recorder, started: float, tally: Tally) -> None:
+    package = packages[window.spec.package]
+    end = started + window.at + window.duration
+    await asyncio.sleep(max(0.0, started + window.at - time.monotonic()))
+    spec_desc: dict[str, Any] = {"target": window.spec.target, **dict(window.spec.params)}
+    if window.trigger is not None:  # wait for it for half the window at most, then strike anyway
+        waited = await wait_for(cluster, window.trigger, max(0.0, TRIGGER_PATIENCE * window.duration))
+        spec_desc |= {"trigger": window.trigger, "triggered_after_s": waited}
+    contended = locks[window.spec.package].locked()
+    async with locks[window.spec.package]:
+        if contended and time.monotonic() >= end:
+            return  # its package was busy in another lane until this window's time was over
+        rng = random.Random(window.seed)
+        await _act(recorder, f"start-{package.name}", spec_desc, package.start(cluster, window.spec, rng))
+        tally.active_faults.add(package.name)
+        try:
+            await asyncio.sleep(max(0.0, end - time.monotonic()))
+        finally:
+            await asyncio.shield(_act(recorder, f"stop-{package.name}", None, package.stop(cluster)))
+            tally.active_faults.discard(package.name)
