@@ -3,21 +3,39 @@
 ``leader-alone`` cuts the busiest leader off from the other nodes *and* from the control plane (the
 system's processes of role control), while clients still reach it: the classic stale-leader window, where
 the rest of the cluster elects a new leader and the old one must not serve reads or acknowledge writes.
+
+``leader-deposed``, offered to the default campaign only (``mix_targets``), is that cut held until the
+system names another leader in the cut-off node's place (at most :data:`DEPOSE_WAIT_S`), and then
+:data:`DEPOSED_HOLD_S` longer, whatever the window's length: a stale leader shows only once a new one
+takes writes, and a window of the mix's usual length often ends before the election does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
+import time
 from collections.abc import Sequence
 from typing import Any
 
-from harness.capabilities import NETWORK
+from harness.capabilities import NETWORK, PRIMARIES
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
 from harness.targets import busiest_leader, complete_grudge
 
 TARGETS = ("halves", "random-halves", "one", "leader", "majorities-ring", "bridge", "leader-alone")
+DEPOSED = "leader-deposed"
+DEPOSE_WAIT_S = 15.0
+"""How long a ``leader-deposed`` cut waits for another leader before it gives up and heals with its window."""
+DEPOSED_HOLD_S = 3.0
+"""How long a ``leader-deposed`` cut holds after the new leader is named: about a client's timeout, the time
+a client that still routes to the old leader keeps talking to it."""
+POLL_S = 0.2
+PARTITION_WEIGHT = 3.0
+"""How often the default campaign picks a partition, against 1 for the other blunt packages: a partition is
+Jepsen's first fault, and a stale leader's window opens only under one (at 1, the 120 s plans of seeds
+1-3 held 0, 0 and 1 leader-alone cut)."""
 
 
 def grudge_for(
@@ -30,7 +48,7 @@ def grudge_for(
     """
     nodes = sorted(nodes)
     n = len(nodes)
-    if target == "leader-alone":
+    if target in ("leader-alone", DEPOSED):
         lone = leader if leader in nodes else rng.choice(nodes)
         return complete_grudge([[lone], [x for x in nodes if x != lone] + sorted(operators)])
     if target == "halves":
@@ -68,17 +86,35 @@ class PartitionNemesis:
     name = "partition"
     color = "#7b2cbf"
     needs = frozenset({NETWORK})
+    mix_targets = (*TARGETS, DEPOSED)
+    mix_weight = PARTITION_WEIGHT
+    weights = {DEPOSED: 6.0}
+    """The stale-leader window weighs twice the other leader targets: it is the one partition whose
+    anomaly needs an election to finish inside it."""
 
     def targets(self) -> Sequence[str]:
         """The partition shapes a window may use."""
         return TARGETS
 
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
-        """Apply the partition."""
+        """Apply the partition (for ``leader-deposed``, and hold it until the leader is replaced)."""
+        if spec.target == DEPOSED:
+            return await self._depose(cluster, rng)
         leader = await busiest_leader(cluster) if spec.target in ("leader", "leader-alone") else None
         grudge = grudge_for(spec.target, cluster.nodes(), rng, leader, cluster.members(CONTROL))
         await cluster.network.partition(grudge)
         return {"target": spec.target, "grudge": grudge}
+
+    @staticmethod
+    async def _depose(cluster: Cluster, rng: random.Random) -> dict[str, Any]:
+        leader = await busiest_leader(cluster)
+        lone = leader if leader in cluster.nodes() else rng.choice(cluster.nodes())
+        grudge = grudge_for(DEPOSED, cluster.nodes(), rng, lone, cluster.members(CONTROL))
+        await cluster.network.partition(grudge)
+        after = await deposed(cluster, lone, DEPOSE_WAIT_S)
+        if after is not None:
+            await asyncio.sleep(DEPOSED_HOLD_S)
+        return {"target": DEPOSED, "grudge": grudge, "lone": lone, "deposed_after_s": after}
 
     async def stop(self, cluster: Cluster) -> dict[str, Any]:
         """Heal the network."""
@@ -88,6 +124,22 @@ class PartitionNemesis:
     async def heal(self, cluster: Cluster) -> None:
         """Heal the network."""
         await cluster.network.heal()
+
+
+async def deposed(cluster: Cluster, node: str, timeout: float) -> float | None:
+    """Wait (at most ``timeout`` s) until the system no longer names ``node`` among its primaries; the
+    seconds waited, or None (also when the run has no primaries capability)."""
+    if not cluster.has(PRIMARIES):
+        return None
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        try:
+            if node not in await cluster.primaries():
+                return round(time.monotonic() - started, 3)
+        except Exception:  # a system that cannot say now has not deposed it as far as we know
+            pass
+        await asyncio.sleep(POLL_S)
+    return None
 
 
 def package() -> PartitionNemesis:

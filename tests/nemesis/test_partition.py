@@ -5,7 +5,7 @@ import random
 import pytest
 
 from harness.registry import Refused, load_nemesis, nemesis_names
-from nemesis.partition import TARGETS, grudge_for
+from nemesis.partition import DEPOSED, TARGETS, grudge_for
 
 NODES = ["n1", "n2", "n3", "n4", "n5"]
 
@@ -58,3 +58,9 @@ def test_leader_alone_cuts_the_leader_from_nodes_and_operators_only() -> None:
     g = grudge_for("leader-alone", NODES, random.Random(1), "n2", ["op1", "op2"])
     assert sorted(g["n2"]) == sorted([n for n in NODES if n != "n2"] + ["op1", "op2"])
     assert g["op1"] == ["n2"] and all(g[n] == ["n2"] for n in NODES if n != "n2")
+
+
+def test_leader_deposed_cuts_like_leader_alone() -> None:
+    ops = ["op1", "op2"]
+    assert grudge_for(DEPOSED, NODES, random.Random(1), "n2", ops) == grudge_for("leader-alone", NODES,
+                                                                                 random.Random(1), "n2", ops)
