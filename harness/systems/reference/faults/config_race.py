@@ -11,7 +11,9 @@ named and what the master answered go into the fault's record, so
   else this is ``remove-two``).
 
 The window's end puts the replica count back (the policy loop re-adds replicas) and heals any member left
-``decommissioning``; nothing else needs undoing.
+``decommissioning``; nothing else needs undoing. The changes are sent in the damage guard's contraction
+turn (:meth:`~harness.systems.reference.faults.guard.DamageGuard.contraction`): a removal beside a wipe can
+leave a tablet a majority of wiped copies.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
+from harness.systems.reference.faults.guard import guard_of
 from harness.systems.reference.master import admin, master_status, restore_replica_counts
 from system.wire import RpcError
 
@@ -72,7 +75,10 @@ class ConfigRaceNemesis:
                      ("move_replica", {**base, "from": second, "to": dst[1]})]
         else:
             calls = [("remove_replica", {**base, "node": first}), ("remove_replica", {**base, "node": second})]
-        records = await asyncio.gather(*(_one(cluster, m, p) for m, p in calls))
+        async with guard_of(cluster).contraction(cluster, t) as why:
+            if why is not None:
+                return {"target": spec.target, "tablet": int(t), "skipped": why}
+            records = await asyncio.gather(*(_one(cluster, m, p) for m, p in calls))
         return {"target": spec.target, "tablet": int(t), "config_id": tab["config_id"], "up": tab["up"],
                 "calls": list(records)}
 

@@ -1,5 +1,5 @@
-"""One guard per cluster for the faults that take a replica's data away: a wipe, file damage, a torn
-write, and a contraction of a replica set.
+"""One guard per cluster for the faults that take a replica's data away (a wipe, file damage, a torn
+write) and those that take a replica away (a contraction of a replica set).
 
 With a replication factor of 3, a tablet survives losing one replica's data, not two. Each of those faults
 used to check on its own that the cluster was whole before it struck, so when the default campaign's two
@@ -22,6 +22,15 @@ So every such fault takes its **turn** (:meth:`DamageGuard.turn`): one at a time
   as the clean default campaign at seed 4 showed after 62f7d1d);
 - every tablet's leader reports a full, synced ensemble (:func:`healthy_tablets`), waiting up to the turn's
   ``wait_s`` for it.
+
+A fault that removes a replica of one tablet (config-race, lagging-contract) leaves it fewer copies, so it
+takes a :meth:`DamageGuard.contraction`: refused while another fault holds the guard and within
+``VISIBLE_S`` of the last damage, and unless that tablet's leader reports a full, synced ensemble; it holds
+every damage off while it acts, and afterwards the master's pending placement change (``up`` differs from
+``acting``) holds them off until the replica count is back. At seed 1 of the clean default campaign on
+Docker at 6c585ac, a config-race removed one of tablet 1's three replicas while the other lane's wipe,
+past its checks a moment earlier, erased a second: the tablet kept two members, one of them wiped, and never
+had a leader again.
 """
 
 from __future__ import annotations
@@ -76,6 +85,9 @@ def unrepaired(status: dict[str, Any], replacing: set[str]) -> str | None:
         acting = list(tab.get("acting") or [])
         if tab.get("status") != "steady" or tab.get("migration") or len(acting) < int(tab.get("rf") or 0):
             return f"tablet {t} is not whole yet (status {tab.get('status')}, acting {acting}, rf {tab.get('rf')})"
+        up = tab.get("up")
+        if up is not None and sorted(up) != sorted(acting):
+            return f"tablet {t} has a placement change pending (up {sorted(up)}, acting {sorted(acting)})"
         gone = [m for m in acting if (members.get(m) or {}).get("state") != "normal"
                 or not (members.get(m) or {}).get("alive")]
         if gone:
@@ -151,6 +163,26 @@ class DamageGuard:
             finally:
                 if why is None and damage:
                     self._last = time.monotonic()
+
+    @contextlib.asynccontextmanager
+    async def contraction(self, cluster: Cluster, tablet: str) -> AsyncIterator[str | None]:
+        """The guard for a fault that removes a replica of ``tablet``: yields None when it may (and holds
+        every data-taking fault off until the body ends), else why not; the body must then do nothing.
+
+        Refused while another fault holds the guard, within ``VISIBLE_S`` of the last damage, and unless
+        ``tablet``'s leader reports a full, synced ensemble: a replica taken then, or one whose damage is not
+        visible yet, may be the second of three. The other tablets' state does not matter to it."""
+        if self._lock.locked():
+            yield (f"another fault is taking a replica's data ({', '.join(self._last_nodes) or 'starting'}) or "
+                   f"stalling a swap right now")
+            return
+        async with self._lock:
+            why = None
+            if self._last is not None and (age := time.monotonic() - self._last) < VISIBLE_S:
+                why = f"the last damage ({', '.join(self._last_nodes)}, {age:.1f} s ago) may not be visible yet"
+            elif str(tablet) not in await healthy_tablets(cluster):
+                why = f"tablet {tablet} lacks a leader with a full, synced ensemble"
+            yield why
 
     def damaged(self, nodes: Iterable[str]) -> None:
         """Name the nodes the current turn takes data from (for the next refusals' words)."""

@@ -11,7 +11,9 @@ This fault makes it wait:
 A correct leader refuses the contract's commit phase (``contract_not_safe``) until F has caught up, which
 it can only do once the window ends and heals the network. A leader that applies it at once leaves every
 entry F had not confirmed on L alone, which the redundancy checker reports from the leader's own log.
-The window's end heals the network and puts the replica count back.
+The window's end heals the network and puts the replica count back. Steps 2-3 run in the damage guard's
+contraction turn (:meth:`~harness.systems.reference.faults.guard.DamageGuard.contraction`): a damage beside
+them can take the only up-to-date copy.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from harness.capabilities import NETWORK
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
+from harness.systems.reference.faults.guard import guard_of
 from harness.systems.reference.master import admin, master_status, restore_replica_counts
 from harness.targets import complete_grudge
 from system.wire import RpcError
@@ -58,15 +61,18 @@ class LaggingContractNemesis:
         followers = sorted(m for m in tab["acting"] if m != tab["leader"])
         stays, goes = rng.sample(followers, 2)
         others = [n for n in cluster.nodes() if n != name[stays]]
-        await cluster.network.partition(complete_grudge([[name[stays]], others]))
-        lag = round(rng.uniform(*LAG_S), 2)
-        await asyncio.sleep(lag)
-        try:
-            res = await admin(cluster, "remove_replica", {"tablet": int(t), "node": goes,
-                                                          "config_id": tab["config_id"]})
-        except RpcError as e:
-            return {"target": spec.target, "tablet": int(t), "lagging": name[stays], "lag_s": lag,
-                    "skipped": f"remove_replica refused: {e.code}"}
+        async with guard_of(cluster).contraction(cluster, t) as why:
+            if why is not None:
+                return {"target": spec.target, "tablet": int(t), "skipped": why}
+            await cluster.network.partition(complete_grudge([[name[stays]], others]))
+            lag = round(rng.uniform(*LAG_S), 2)
+            await asyncio.sleep(lag)
+            try:
+                res = await admin(cluster, "remove_replica", {"tablet": int(t), "node": goes,
+                                                              "config_id": tab["config_id"]})
+            except RpcError as e:
+                return {"target": spec.target, "tablet": int(t), "lagging": name[stays], "lag_s": lag,
+                        "skipped": f"remove_replica refused: {e.code}"}
         return {"target": spec.target, "tablet": int(t), "leader": name[tab["leader"]], "lagging": name[stays],
                 "removed": name[goes], "lag_s": lag, "up": res["up"]}
 
