@@ -73,7 +73,9 @@ class DockerBackend:
         self._closing = False
         self._setup_task: asyncio.Future[list[ProcessSpec]] | None = None
         self._starting: dict[str, asyncio.Lock] = {}
-        """Per process: held while a start checks and makes or starts its container."""
+        """Per process: held while a start checks and makes or starts its container, and while an erase or an
+        edit acts on its container and volume (an edit cut in two by an erase wrote into a volume of the same
+        name that Docker made anew, unlabelled, which the run's teardown then left behind)."""
 
     # --- what it can do -----------------------------------------------------------------------------
 
@@ -353,7 +355,8 @@ class DockerBackend:
             objs.remove_volume(self._client, self._volume_for(node))
             self._generation[node] = self._generation.get(node, 0) + 1
 
-        await asyncio.to_thread(erase)
+        async with self._starting.setdefault(node, asyncio.Lock()):
+            await asyncio.to_thread(erase)
 
     async def read_file(self, node: str, path: str) -> bytes | None:
         """A file under the node's data directory, read through the Docker archive API, or None."""
@@ -367,8 +370,11 @@ class DockerBackend:
         data_dir = self.specs[node].data_dir
         if not data_dir:
             raise ValueError(f"{node} has no data directory")
-        return await asyncio.to_thread(edit_data, self._client, self._wrapped(node), str(self.image), data_dir,
-                                       self._volume_for(node), self.run_id, change)
+        async with self._starting.setdefault(node, asyncio.Lock()):
+            if node not in self.containers:
+                raise ValueError(f"{node} has no container to edit: it was erased and not started again")
+            return await asyncio.to_thread(edit_data, self._client, self._wrapped(node), str(self.image),
+                                           data_dir, self._volume_for(node), self.run_id, change)
 
     # --- collection ---------------------------------------------------------------------------------
 

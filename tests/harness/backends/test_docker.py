@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -133,6 +134,32 @@ def test_two_starts_of_one_stopped_node_at_once_make_one_container(cluster: Clus
     assert asyncio.run(node_uuid(cluster, "n2")) == uuid
     host, port = cluster.address("n2")
     assert call_sync(host, port, "hello", {}, timeout=3.0)
+
+
+def test_an_erase_waits_for_an_edit_of_the_same_node_and_leaves_no_unlabelled_volume(cluster: Cluster) -> None:
+    # The clean default campaign on Docker at d7fe69f, seed 7: a corrupt fault's edit of n3 was cut in two by
+    # a membership window's wipe of n3; the edit's helper container then mounted the erased volume's name,
+    # which Docker made anew without the run's label, and the teardown left it behind.
+    backend = docker(cluster)
+    asyncio.run(cluster.processes.kill("n3"))
+
+    def slow_change(folder: Path) -> dict[str, object]:
+        time.sleep(1.5)  # the erase comes in meanwhile
+        return {"files": sorted(p.name for p in folder.iterdir())}
+
+    async def both() -> list[object]:
+        edit = asyncio.create_task(backend.edit("n3", slow_change))
+        await asyncio.sleep(0.3)
+        return list(await asyncio.gather(edit, backend.erase("n3"), return_exceptions=True))
+
+    edited, erased = asyncio.run(both())
+    assert isinstance(edited, dict) and erased is None, (edited, erased)
+    with objs.client() as c:
+        named = sorted(v.name for v in c.volumes.list(filters={"name": f"fp-{backend.run_id}-n3-"}))
+    assert named == [v for v in objs.leftovers(backend.run_id)["volumes"] if v.startswith(f"fp-{backend.run_id}-n3-")]
+    with pytest.raises(ValueError, match="erased"):
+        asyncio.run(backend.edit("n3", slow_change))
+    asyncio.run(cluster.processes.start("n3"))
 
 
 def test_collect_copies_logs_events_and_dumps(cluster: Cluster, tmp_path: Path) -> None:

@@ -147,8 +147,7 @@ class DamageGuard:
         and until the last damage is repaired, but not when no damage has happened in the run; it does not
         count as damage itself."""
         if self._lock.locked():
-            yield (f"another fault is taking a replica's data ({', '.join(self._last_nodes) or 'starting'}) or "
-                   f"stalling a swap right now")
+            yield self._busy()
             return
         async with self._lock:
             deadline = time.monotonic() + wait_s
@@ -173,8 +172,7 @@ class DamageGuard:
         ``tablet``'s leader reports a full, synced ensemble: a replica taken then, or one whose damage is not
         visible yet, may be the second of three. The other tablets' state does not matter to it."""
         if self._lock.locked():
-            yield (f"another fault is taking a replica's data ({', '.join(self._last_nodes) or 'starting'}) or "
-                   f"stalling a swap right now")
+            yield self._busy()
             return
         async with self._lock:
             why = None
@@ -183,6 +181,10 @@ class DamageGuard:
             elif str(tablet) not in await healthy_tablets(cluster):
                 why = f"tablet {tablet} lacks a leader with a full, synced ensemble"
             yield why
+
+    def _busy(self) -> str:
+        return (f"another fault is taking a replica's data ({', '.join(self._last_nodes) or 'starting'}) or "
+                f"stalling a swap right now")
 
     def damaged(self, nodes: Iterable[str]) -> None:
         """Name the nodes the current turn takes data from (for the next refusals' words)."""
