@@ -99,7 +99,7 @@ class Cluster:
     def network(self) -> caps.Network:
         """Partition and heal; the cuts of overlapping fault windows compose (:mod:`harness.shared_network`)."""
         self.require(caps.NETWORK)
-        if self._network is None or self._network.backend is not self.backend.network:
+        if self._network is None:
             self._network = SharedNetwork(self.backend.network)
         return self._network
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 
 from harness import capabilities as caps
@@ -35,7 +35,7 @@ def acting_for(owner: str) -> Iterator[None]:
         _OWNER.reset(token)
 
 
-def union(grudges: Sequence[Mapping[str, Sequence[str]]]) -> dict[str, list[str]]:
+def union(grudges: Iterable[Mapping[str, Sequence[str]]]) -> dict[str, list[str]]:
     """The grudge that cuts every link any of ``grudges`` cuts (both ways)."""
     cut: dict[str, set[str]] = {}
     for grudge in grudges:
@@ -69,7 +69,7 @@ class SharedNetwork:
         async with self._lock:
             cuts = {} if owner is None else dict(self._cuts)
             cuts[owner] = {a: list(bs) for a, bs in grudge.items()}
-            await self.backend.partition(union(list(cuts.values())))
+            await self.backend.partition(union(cuts.values()))
             self._cuts = cuts
 
     async def heal(self) -> None:
@@ -77,9 +77,9 @@ class SharedNetwork:
         owner = _OWNER.get()
         async with self._lock:
             cuts = {} if owner is None else {o: g for o, g in self._cuts.items() if o != owner}
-            rest = union(list(cuts.values()))
+            rest = union(cuts.values())
             self._cuts = cuts  # a heal that fails still drops the cut: the final heal tries again
-            if any(rest.values()):
+            if rest:  # union names only nodes with a cut link
                 await self.backend.partition(rest)
             else:
                 await self.backend.heal()

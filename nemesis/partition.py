@@ -38,6 +38,11 @@ ones): a partition is Jepsen's first fault, and a stale leader's window opens on
 120 s plans of seeds 1-3 held 0, 0 and 1 leader-alone cut)."""
 
 
+def _lone(nodes: Sequence[str], leader: str | None, rng: random.Random) -> str:
+    """The node a one-node cut isolates: ``leader`` when it is one of ``nodes``, else a random one."""
+    return leader if leader is not None and leader in nodes else rng.choice(nodes)
+
+
 def grudge_for(
     target: str, nodes: Sequence[str], rng: random.Random, leader: str | None = None,
     operators: Sequence[str] = (),
@@ -49,7 +54,7 @@ def grudge_for(
     nodes = sorted(nodes)
     n = len(nodes)
     if target in ("leader-alone", DEPOSED):
-        lone = leader if leader in nodes else rng.choice(nodes)
+        lone = _lone(nodes, leader, rng)
         return complete_grudge([[lone], [x for x in nodes if x != lone] + sorted(operators)])
     if target == "halves":
         return complete_grudge([nodes[: n // 2], nodes[n // 2 :]])
@@ -57,7 +62,7 @@ def grudge_for(
         shuffled = rng.sample(nodes, n)
         return complete_grudge([shuffled[: n // 2], shuffled[n // 2 :]])
     if target in ("one", "leader"):
-        lone = leader if target == "leader" and leader in nodes else rng.choice(nodes)
+        lone = _lone(nodes, leader if target == "leader" else None, rng)
         return complete_grudge([[lone], [x for x in nodes if x != lone]])
     if target == "majorities-ring":
         # Each node sees a majority (itself and its nearest ring neighbours), and no two see the same one.
@@ -110,8 +115,7 @@ class PartitionNemesis:
 
     @staticmethod
     async def _depose(cluster: Cluster, rng: random.Random) -> dict[str, Any]:
-        leader = await busiest_leader(cluster)
-        lone = leader if leader in cluster.nodes() else rng.choice(cluster.nodes())
+        lone = _lone(cluster.nodes(), await busiest_leader(cluster), rng)
         grudge = grudge_for(DEPOSED, cluster.nodes(), rng, lone, cluster.members(CONTROL))
         await cluster.network.partition(grudge)
         after = await deposed(cluster, lone, DEPOSE_WAIT_S)

@@ -72,10 +72,11 @@ class DockerBackend:
         self._run_dir: Path | None = None
         self._closing = False
         self._setup_task: asyncio.Future[list[ProcessSpec]] | None = None
-        self._starting: dict[str, asyncio.Lock] = {}
-        """Per process: held while a start checks and makes or starts its container, and while an erase or an
-        edit acts on its container and volume (an edit cut in two by an erase wrote into a volume of the same
-        name that Docker made anew, unlabelled, which the run's teardown then left behind)."""
+        self._locks: dict[str, asyncio.Lock] = {}
+        """Per process (:meth:`_lock_of`): held while a start checks and makes or starts its container, and
+        while an erase or an edit acts on its container and volume (an edit cut in two by an erase wrote into
+        a volume of the same name that Docker made anew, unlabelled, which the run's teardown then left
+        behind)."""
 
     # --- what it can do -----------------------------------------------------------------------------
 
@@ -234,6 +235,9 @@ class DockerBackend:
 
     # --- processes ----------------------------------------------------------------------------------
 
+    def _lock_of(self, name: str) -> asyncio.Lock:
+        return self._locks.setdefault(name, asyncio.Lock())
+
     def _wrapped(self, name: str) -> Any:
         return self.containers[name].get_wrapped_container()
 
@@ -264,7 +268,7 @@ class DockerBackend:
         """Start a stopped container again with its data (a no-op if it runs) and restore its partition rules;
         with ``extra_args``, or after an erase, the container is made anew on the process's volume. Two starts
         of one process at once run one after the other, so the second finds it running."""
-        async with self._starting.setdefault(name, asyncio.Lock()):
+        async with self._lock_of(name):
             await asyncio.to_thread(self._start_sync, name, tuple(extra_args))
 
     def _start_sync(self, name: str, extra_args: tuple[str, ...]) -> None:
@@ -355,7 +359,7 @@ class DockerBackend:
             objs.remove_volume(self._client, self._volume_for(node))
             self._generation[node] = self._generation.get(node, 0) + 1
 
-        async with self._starting.setdefault(node, asyncio.Lock()):
+        async with self._lock_of(node):
             await asyncio.to_thread(erase)
 
     async def read_file(self, node: str, path: str) -> bytes | None:
@@ -370,7 +374,7 @@ class DockerBackend:
         data_dir = self.specs[node].data_dir
         if not data_dir:
             raise ValueError(f"{node} has no data directory")
-        async with self._starting.setdefault(node, asyncio.Lock()):
+        async with self._lock_of(node):
             if node not in self.containers:
                 raise ValueError(f"{node} has no container to edit: it was erased and not started again")
             return await asyncio.to_thread(edit_data, self._client, self._wrapped(node), str(self.image),

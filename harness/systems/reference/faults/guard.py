@@ -113,9 +113,8 @@ class DamageGuard:
 
     async def refusal(self, cluster: Cluster) -> str | None:
         """Why no replica's data may be taken now, in words; None when it may."""
-        if self._last is not None and (age := time.monotonic() - self._last) < VISIBLE_S:
-            return (f"the last damage ({', '.join(self._last_nodes)}, {age:.1f} s ago) may not be visible yet: "
-                    f"another could destroy a majority of some tablet's copies")
+        if (recent := self._recent_damage()) is not None:
+            return f"{recent}: another could destroy a majority of some tablet's copies"
         info = cluster_info(cluster)
         if info.get("master"):
             try:
@@ -175,12 +174,16 @@ class DamageGuard:
             yield self._busy()
             return
         async with self._lock:
-            why = None
-            if self._last is not None and (age := time.monotonic() - self._last) < VISIBLE_S:
-                why = f"the last damage ({', '.join(self._last_nodes)}, {age:.1f} s ago) may not be visible yet"
-            elif str(tablet) not in await healthy_tablets(cluster):
+            why = self._recent_damage()
+            if why is None and str(tablet) not in await healthy_tablets(cluster):
                 why = f"tablet {tablet} lacks a leader with a full, synced ensemble"
             yield why
+
+    def _recent_damage(self) -> str | None:
+        """Why the last damage may not be visible yet (it is under ``VISIBLE_S`` old), or None."""
+        if self._last is not None and (age := time.monotonic() - self._last) < VISIBLE_S:
+            return f"the last damage ({', '.join(self._last_nodes)}, {age:.1f} s ago) may not be visible yet"
+        return None
 
     def _busy(self) -> str:
         return (f"another fault is taking a replica's data ({', '.join(self._last_nodes) or 'starting'}) or "
