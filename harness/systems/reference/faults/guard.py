@@ -25,7 +25,8 @@ So every such fault takes its **turn** (:meth:`DamageGuard.turn`): one at a time
 
 A fault that removes a replica of one tablet (config-race, lagging-contract) leaves it fewer copies, so it
 takes a :meth:`DamageGuard.contraction`: refused while another fault holds the guard and within
-``VISIBLE_S`` of the last damage, and unless that tablet's leader reports a full, synced ensemble; it holds
+``VISIBLE_S`` of the last damage, and unless that tablet's leader reports a full, synced ensemble (it may wait
+a few seconds for those two); it holds
 every damage off while it acts, and afterwards the master's pending placement change (``up`` differs from
 ``acting``) holds them off until the replica count is back. At seed 1 of the clean default campaign on
 Docker at 6c585ac, a config-race removed one of tablet 1's three replicas while the other lane's wipe,
@@ -163,21 +164,30 @@ class DamageGuard:
                     self._last = time.monotonic()
 
     @contextlib.asynccontextmanager
-    async def contraction(self, cluster: Cluster, tablet: str) -> AsyncIterator[str | None]:
+    async def contraction(self, cluster: Cluster, tablet: str, wait_s: float = 0.0) -> AsyncIterator[str | None]:
         """The guard for a fault that removes a replica of ``tablet``: yields None when it may (and holds
         every data-taking fault off until the body ends), else why not; the body must then do nothing.
 
         Refused while another fault holds the guard, within ``VISIBLE_S`` of the last damage, and unless
         ``tablet``'s leader reports a full, synced ensemble: a replica taken then, or one whose damage is not
-        visible yet, may be the second of three. The other tablets' state does not matter to it."""
+        visible yet, may be the second of three. Waits up to ``wait_s`` for the last two (holding damages off
+        meanwhile), never for another fault's turn. The other tablets' state does not matter to it."""
         if self._lock.locked():
             yield self._busy()
             return
         async with self._lock:
-            why = self._recent_damage()
-            if why is None and str(tablet) not in await healthy_tablets(cluster):
-                why = f"tablet {tablet} lacks a leader with a full, synced ensemble"
+            deadline = time.monotonic() + wait_s
+            while (why := await self._uncontractable(cluster, str(tablet))) is not None and time.monotonic() < deadline:
+                await asyncio.sleep(POLL_S)
             yield why
+
+    async def _uncontractable(self, cluster: Cluster, tablet: str) -> str | None:
+        """Why a replica of ``tablet`` may not be removed now (see :meth:`contraction`), or None."""
+        if (why := self._recent_damage()) is not None:
+            return why
+        if tablet not in await healthy_tablets(cluster):
+            return f"tablet {tablet} lacks a leader with a full, synced ensemble"
+        return None
 
     def _recent_damage(self) -> str | None:
         """Why the last damage may not be visible yet (it is under ``VISIBLE_S`` old), or None."""

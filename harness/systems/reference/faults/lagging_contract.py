@@ -13,7 +13,7 @@ it can only do once the window ends and heals the network. A leader that applies
 entry F had not confirmed on L alone, which the redundancy checker reports from the leader's own log.
 The window's end heals the network and puts the replica count back. Steps 2-3 run in the damage guard's
 contraction turn (:meth:`~harness.systems.reference.faults.guard.DamageGuard.contraction`): a damage beside
-them can take the only up-to-date copy.
+them can take the only up-to-date copy. The turn waits up to ``CONTRACT_WAIT_S`` for the tablet to be whole.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ from system.wire import RpcError
 
 TARGETS = ("remove-behind-laggard",)
 LAG_S = (1.0, 2.0)
+CONTRACT_WAIT_S = 15.0
+"""How long a window waits for its tablet's full, synced ensemble and for the last damage to be visible: in
+the default campaign's mix, skipping instead lost 3 of 4 windows at seeds 1-3 (d7fe69f)."""
 
 
 class LaggingContractNemesis:
@@ -49,21 +52,20 @@ class LaggingContractNemesis:
 
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Partition the staying follower, wait, and remove the other; return what was done."""
-        st = await master_status(cluster)
-        name = {m: r["name"] for m, r in st["members"].items()}
-        ready = {t: tab for t, tab in st["tablets"].items()
-                 if tab["migration"] is None and tab["leader"] and tab["acting"] and len(tab["acting"]) == 3
-                 and sorted(tab["up"] or []) == sorted(tab["acting"])}
+        ready = _settled(await master_status(cluster))
         if not ready:
             return {"target": spec.target, "skipped": "no settled tablet with three replicas"}
         t = rng.choice(sorted(ready, key=int))
-        tab = ready[t]
-        followers = sorted(m for m in tab["acting"] if m != tab["leader"])
-        stays, goes = rng.sample(followers, 2)
-        others = [n for n in cluster.nodes() if n != name[stays]]
-        async with guard_of(cluster).contraction(cluster, t) as why:
+        async with guard_of(cluster).contraction(cluster, t, CONTRACT_WAIT_S) as why:
             if why is not None:
                 return {"target": spec.target, "tablet": int(t), "skipped": why}
+            st = await master_status(cluster)  # the guard may have waited: act on the tablet as it is now
+            if (tab := _settled(st).get(t)) is None:
+                return {"target": spec.target, "tablet": int(t), "skipped": "the tablet is no longer settled"}
+            name = {m: r["name"] for m, r in st["members"].items()}
+            followers = sorted(m for m in tab["acting"] if m != tab["leader"])
+            stays, goes = rng.sample(followers, 2)
+            others = [n for n in cluster.nodes() if n != name[stays]]
             await cluster.network.partition(complete_grudge([[name[stays]], others]))
             lag = round(rng.uniform(*LAG_S), 2)
             await asyncio.sleep(lag)
@@ -86,6 +88,14 @@ class LaggingContractNemesis:
         await cluster.network.heal()
         with contextlib.suppress(TimeoutError, RpcError, OSError):
             await self.stop(cluster)
+
+
+def _settled(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The tablets of the master's ``status`` that are led, not migrating, and have three acting replicas
+    matching their placement."""
+    return {t: tab for t, tab in status["tablets"].items()
+            if tab["migration"] is None and tab["leader"] and tab["acting"] and len(tab["acting"]) == 3
+            and sorted(tab["up"] or []) == sorted(tab["acting"])}
 
 
 def package() -> LaggingContractNemesis:

@@ -15,7 +15,7 @@ from harness.backends.local import LocalBackend
 from harness.cluster import Cluster, running
 from harness.config import TestConfig
 from harness.protocols import Nemesis
-from harness.systems.reference.faults.guard import unrepaired
+from harness.systems.reference.faults.guard import guard_of, unrepaired
 from harness.systems.reference.master import master_status
 from harness.systems.reference.plugin import ReferencePlugin
 
@@ -82,4 +82,12 @@ async def rejoined(cluster: Cluster, node: str, limit_s: float) -> str:
         if new and unrepaired(st, {node}) is None:
             return new[0]
         assert time.monotonic() < deadline, f"{node} did not rejoin whole: {unrepaired(st, {node})}"
+        await asyncio.sleep(0.5)
+
+
+async def turn_free(cluster: Cluster, limit_s: float) -> None:
+    """Wait until the cluster's damage guard would give a fault its turn; fails after ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    while (why := await guard_of(cluster).refusal(cluster)) is not None:
+        assert time.monotonic() < deadline, why
         await asyncio.sleep(0.5)

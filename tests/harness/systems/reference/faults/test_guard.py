@@ -10,18 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.reference.faults.guard import VISIBLE_S, guard_of, unrepaired
-from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster
-
-
-async def _turn_free(backend: Cluster, limit_s: float) -> None:
-    """Wait until the guard would give a fault its turn; fails after ``limit_s``."""
-    deadline = time.monotonic() + limit_s
-    while (why := await guard_of(backend).refusal(backend)) is not None:
-        assert time.monotonic() < deadline, why
-        await asyncio.sleep(0.5)
+from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, turn_free
 
 
 @pytest.mark.slow
@@ -32,7 +23,7 @@ def test_a_wipe_right_after_a_truncated_wal_waits_until_the_damage_is_repaired(t
     async def scenario() -> None:
         faults = ["wipe", "corrupt", "stalled-swap"]
         async with reference_cluster(tmp_path, nodes=3, tablets=1, nemesis=faults) as backend:
-            await _turn_free(backend, 60)
+            await turn_free(backend, 60)
             corrupt = await load_fault("corrupt").start(backend, FaultSpec("corrupt", "truncate"), random.Random(1))
             assert "skipped" not in corrupt and corrupt["file"], corrupt
             wipe = load_fault("wipe")
@@ -45,7 +36,7 @@ def test_a_wipe_right_after_a_truncated_wal_waits_until_the_damage_is_repaired(t
             assert "not be visible yet" in stall["stall_refused"] and "partitioned" not in stall, stall
             # Once the damaged replica is repaired, a wipe may strike again.
             started = time.monotonic()
-            await _turn_free(backend, 120)
+            await turn_free(backend, 120)
             assert time.monotonic() - started >= VISIBLE_S - 2.0
             third = await wipe.start(backend, FaultSpec("wipe", "one"), random.Random(3))
             assert len(third.get("wiped", [])) == 1, third
@@ -80,7 +71,7 @@ def test_a_replica_removal_and_a_wipe_never_overlap(tmp_path: Path) -> None:
     # two members, one of them wiped, and never had a leader again.
     async def scenario() -> None:
         async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["wipe", "config-race"]) as backend:
-            await _turn_free(backend, 60)
+            await turn_free(backend, 60)
             race, wipe = load_fault("config-race"), load_fault("wipe")
             spec = FaultSpec("config-race", "remove-two")
             async with guard_of(backend).turn(backend) as why:  # a damage under way
@@ -89,7 +80,7 @@ def test_a_replica_removal_and_a_wipe_never_overlap(tmp_path: Path) -> None:
             assert "another fault" in during["skipped"] and "calls" not in during, during
             after = await race.start(backend, spec, random.Random(1))
             assert "not be visible yet" in after["skipped"], after
-            await _turn_free(backend, 120)
+            await turn_free(backend, 120)
             removed = await race.start(backend, spec, random.Random(1))
             assert any("result" in c for c in removed["calls"]), removed
             refused = await wipe.start(backend, FaultSpec("wipe", "one"), random.Random(2))
