@@ -98,10 +98,9 @@ class PartitionNemesis:
     mix_weight = PARTITION_WEIGHT
     weights = {DEPOSED: 12.0}
     """The stale-leader window weighs four times the other leader targets, 7% of the default campaign's
-    windows. A stale leader shows only in the moments after the new one is named, while a client that
-    still routes to the old one reads there (its next write there times out and sends it to the new
-    one): at 3% and 5% of windows (2dfc6cd, b71a9ce), 2 of the 7 such windows of seeds 1-3 caught
-    stale-leader-reads."""
+    windows. A stale leader shows only after the new one is named, while a client that still routes to
+    the old one reads there (see :data:`DEPOSED_HOLD_S`): at 3% and 5% of windows (2dfc6cd, b71a9ce),
+    2 of the 7 such windows of seeds 1-3 caught stale-leader-reads."""
 
     def targets(self) -> Sequence[str]:
         """The partition shapes a window may use."""
