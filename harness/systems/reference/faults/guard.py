@@ -85,7 +85,8 @@ def unrepaired(status: dict[str, Any], replacing: set[str]) -> str | None:
     for t, tab in sorted(status.get("tablets", {}).items()):
         acting = list(tab.get("acting") or [])
         if tab.get("status") != "steady" or tab.get("migration") or len(acting) < int(tab.get("rf") or 0):
-            return f"tablet {t} is not whole yet (status {tab.get('status')}, acting {acting}, rf {tab.get('rf')})"
+            return (f"tablet {t} is not whole yet (status {tab.get('status')}, acting {acting}, rf {tab.get('rf')}, "
+                    f"migration {tab.get('migration')})")
         up = tab.get("up")
         if up is not None and sorted(up) != sorted(acting):
             return f"tablet {t} has a placement change pending (up {sorted(up)}, acting {sorted(acting)})"
