@@ -40,7 +40,7 @@ import asyncio
 import contextlib
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from harness.cluster import Cluster
@@ -151,11 +151,9 @@ class DamageGuard:
             yield self._busy()
             return
         async with self._lock:
-            deadline = time.monotonic() + wait_s
             why = None
             if damage or self._last is not None:
-                while (why := await self.refusal(cluster)) is not None and time.monotonic() < deadline:
-                    await asyncio.sleep(POLL_S)
+                why = await _waited(lambda: self.refusal(cluster), wait_s)
             if why is None and damage:
                 self._last_nodes = []
             try:
@@ -177,10 +175,7 @@ class DamageGuard:
             yield self._busy()
             return
         async with self._lock:
-            deadline = time.monotonic() + wait_s
-            while (why := await self._uncontractable(cluster, str(tablet))) is not None and time.monotonic() < deadline:
-                await asyncio.sleep(POLL_S)
-            yield why
+            yield await _waited(lambda: self._uncontractable(cluster, str(tablet)), wait_s)
 
     async def _uncontractable(self, cluster: Cluster, tablet: str) -> str | None:
         """Why a replica of ``tablet`` may not be removed now (see :meth:`contraction`), or None."""
@@ -203,6 +198,14 @@ class DamageGuard:
     def damaged(self, nodes: Iterable[str]) -> None:
         """Name the nodes the current turn takes data from (for the next refusals' words)."""
         self._last_nodes = sorted(nodes)
+
+
+async def _waited(refusal: Callable[[], Awaitable[str | None]], wait_s: float) -> str | None:
+    """Ask ``refusal`` every ``POLL_S`` until it allows (None) or ``wait_s`` have passed; its last answer."""
+    deadline = time.monotonic() + wait_s
+    while (why := await refusal()) is not None and time.monotonic() < deadline:
+        await asyncio.sleep(POLL_S)
+    return why
 
 
 _GUARDS: weakref.WeakKeyDictionary[Cluster, DamageGuard] = weakref.WeakKeyDictionary()
