@@ -30,6 +30,9 @@ async def _act(recorder: Recorder, f: str, value: Any, action: Any) -> None:
         recorder.record(NEMESIS, OpType.INFO, f, value=desc)
     except Exception as e:  # a fault that fails to apply is recorded, never fatal
         recorder.record(NEMESIS, OpType.INFO, f, value=value, error=f"{type(e).__name__}: {e}")
+    except asyncio.CancelledError:  # the time limit (or Ctrl-C) came mid-action: its end is unknown, recorded
+        recorder.record(NEMESIS, OpType.INFO, f, value=value, error="cancelled: the run ended while it acted")
+        raise
 
 
 async def run_schedule(
@@ -41,7 +44,9 @@ async def run_schedule(
     Each lane's windows run in order, the lanes side by side; a package is in one window at a time. A
     window with a trigger first waits for that transition (at most :data:`TRIGGER_PATIENCE` of the
     window; then it strikes anyway, for what is left of it). Cancelled
-    (at the time limit), it stops the faults in progress before returning.
+    (at the time limit), it stops the faults in progress before returning; a start still acting then is
+    completed in the history as ``info`` with the error ``cancelled: ...``, and the run's final heal
+    clears whatever it had put in force.
     """
     lanes: dict[int, list[ScheduledFault]] = {}
     for window in schedule:

@@ -1,0 +1,70 @@
+"""The nemesis runner: a start cut short by the end of the run still gets its completion in the history."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.cluster import Cluster
+from harness.config import TestConfig
+from harness.history.op import NEMESIS, OpType
+from harness.nemesis_runner import run_schedule
+from harness.protocols import FaultSpec
+from harness.recorder import Recorder
+from harness.schedule import ScheduledFault
+from harness.testing import FakeSystem, MemoryBackend
+from harness.workers import Tally
+
+
+class SlowStart:
+    """A fault package whose start takes longer than any run gives it (like a deposed leader's long hold)."""
+
+    name = "slow-start"
+    color = "#000000"
+    needs: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        self.stops = 0
+
+    def targets(self) -> Sequence[str]:
+        return ("default",)
+
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+        await asyncio.sleep(60)
+        return {}
+
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+        self.stops += 1
+        return {}
+
+    async def heal(self, cluster: Cluster) -> None:
+        pass
+
+
+def test_a_start_cancelled_at_the_time_limit_is_completed_as_info_and_the_history_stays_paired(
+        tmp_path: Path) -> None:
+    cluster = Cluster(TestConfig(nodes=3), FakeSystem(), MemoryBackend())
+    package = SlowStart()
+    schedule = [ScheduledFault(0.0, 30.0, FaultSpec("slow-start", "default"), seed=1)]
+    recorder = Recorder(tmp_path / "history.jsonl")
+
+    async def scenario() -> None:
+        await cluster.start(tmp_path)
+        task = asyncio.create_task(run_schedule(schedule, {"slow-start": package}, cluster, recorder,
+                                                time.monotonic(), Tally()))
+        await asyncio.sleep(0.3)  # the run's time limit comes while the start is still acting
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        recorder.close()
+    ops = [(op.type, op.f, op.error) for op in recorder.ops if op.process == NEMESIS]
+    assert ops == [(OpType.INVOKE, "start-slow-start", None),
+                   (OpType.INFO, "start-slow-start", "cancelled: the run ended while it acted")]
+    assert package.stops == 0  # never started, never stopped: the run's final heal clears what it left
