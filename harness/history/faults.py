@@ -3,7 +3,9 @@
 The nemesis (process ``"nemesis"``) invokes ``start-<fault>`` and ``stop-<fault>`` and completes each
 with ``info`` or ``ok`` (Jepsen's convention). A window runs from the start's completion to the matching
 stop's completion. A fault that is never stopped, or whose stop never completed, lasts to the end of
-the history. A start that completed with ``fail`` opened no window; a stop that failed closed none.
+the history. A start that completed with ``fail`` opened no window; a stop that failed closed none. A
+start that completed with an error (it broke or was cancelled part way, so it may have acted) opens its
+window at its invocation, as an unfinished start does.
 Overlapping windows of one fault are matched first-in, first-out.
 """
 
@@ -55,7 +57,7 @@ def fault_windows(history: Sequence[Op]) -> list[FaultWindow]:
             fault = call.f[len(START):]
             if done is not None and done.type is OpType.FAIL:
                 continue
-            at = done.time if done is not None else call.invoke.time
+            at = done.time if done is not None and done.error is None else call.invoke.time
             opened.setdefault(fault, []).append((at, call.input))
         elif call.f.startswith(STOP):
             fault = call.f[len(STOP):]

@@ -35,6 +35,12 @@ def test_a_failed_start_opens_nothing_and_a_failed_stop_closes_nothing() -> None
     assert fault_windows(ops) == [FaultWindow("clock", 21, 61, False)]
 
 
+def test_a_start_that_ended_in_an_error_opens_its_window_at_its_invocation() -> None:
+    ops = _nemesis((10, "invoke", "start-partition"), (30, "info", "start-partition"))
+    ops[1] = Op(1, 30, NEMESIS, OpType.INFO, "start-partition", error="cancelled: the run ended while it acted")
+    assert fault_windows(ops) == [FaultWindow("partition", 10, 100, True)]  # it may have cut from 10 on
+
+
 def test_overlapping_windows_of_one_fault_match_first_in_first_out() -> None:
     ops = _nemesis((1, "invoke", "start-partition"), (2, "info", "start-partition"),
                    (3, "invoke", "start-partition"), (4, "info", "start-partition"),
