@@ -26,11 +26,12 @@ class StruckFault:
 
     Attributes:
         fault: the package name.
-        at_s: seconds into the test when it struck (its start completed, or was invoked if it never did).
+        at_s: seconds into the test when it struck (its start completed, or was invoked if it never did
+            or ended in an error, when it may have acted part way).
         until_s: seconds into the test when its stop completed; None if it was never undone in the history.
         target: the target chosen for it.
         trigger: the transition it waited for, if any, and ``waited_s``, how long (None: it never came).
-        did: what the start reported (the nodes killed, the grudge...), in short.
+        did: what the start reported (the nodes killed, the grudge...), in short, or its error.
     """
 
     fault: str
@@ -71,11 +72,15 @@ def struck_faults(history: Sequence[Op]) -> list[StruckFault]:
             fault = call.f[len(START):]
             done = call.complete
             begun = dict(call.input) if isinstance(call.input, dict) else {}
-            at = (done.time if done is not None else call.invoke.time) / 1e9
+            if done is None:  # never finished: it may have struck from its invocation on
+                at, did = call.invoke.time, ""
+            elif done.error is not None:  # broke off part way: likewise, and the report says why
+                at, did = call.invoke.time, f"error: {done.error}"
+            else:
+                at, did = done.time, _short(done.value)
             waited = begun.get("triggered_after_s")
-            out.append(StruckFault(fault, round(at, 3), None, str(begun.get("target", "")), begun.get("trigger"),
-                                   float(waited) if waited is not None else None,
-                                   _short(done.value if done is not None else None)))
+            out.append(StruckFault(fault, round(at / 1e9, 3), None, str(begun.get("target", "")), begun.get("trigger"),
+                                   float(waited) if waited is not None else None, did))
             open_by_fault.setdefault(fault, []).append(len(out) - 1)
         elif call.f.startswith(STOP):
             pending = open_by_fault.get(call.f[len(STOP):])
