@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.protocols import FaultSpec
-from harness.systems.reference.faults.guard import VISIBLE_S
+from harness.systems.reference.faults.guard import VISIBLE_S, guard_of
+from harness.systems.reference.master import master_status
 from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, whole
 
 
@@ -23,14 +24,19 @@ def test_a_second_wipe_waits_until_the_first_is_repaired(tmp_path: Path) -> None
             first = await pkg.start(backend, FaultSpec("wipe", "one"), random.Random(1))
             wiped_at = time.monotonic()
             assert len(first["wiped"]) == 1 and "skipped" not in first, first
+            replaced = set(guard_of(backend).replacing)
+            assert replaced, "the wipe named the old identity the master must retire"
             # Every tablet the wiped node served still counts on its old identity: another wipe now
-            # would leave those tablets one intact replica.
+            # would leave those tablets one intact replica. One that does not wait skips.
+            pkg.wait_s = 0.0  # type: ignore[attr-defined]
             second = await pkg.start(backend, FaultSpec("wipe", "one"), random.Random(2))
             assert "wiped" not in second and second["skipped"], second
-            # Once the master has replaced it (and the damage guard's VISIBLE_S have passed), the fault wipes again.
-            await whole(backend, {first["wiped"][0]}, 90)
-            await asyncio.sleep(max(0.0, VISIBLE_S - (time.monotonic() - wiped_at)))
+            # One that waits wipes once the master has replaced the first (and VISIBLE_S have passed).
+            pkg.wait_s = 90.0  # type: ignore[attr-defined]
             third = await pkg.start(backend, FaultSpec("wipe", "one"), random.Random(3))
             assert len(third.get("wiped", [])) == 1, third
+            assert time.monotonic() - wiped_at >= VISIBLE_S
+            members = (await master_status(backend)).get("members") or {}
+            assert all(members[m]["state"] == "left" for m in replaced), members
 
     asyncio.run(scenario())
