@@ -43,10 +43,12 @@ def test_register_stays_linearizable_under_every_fault(run_test: Callable[..., R
 
 
 def nemesis_actions(outcome: RunOutcome) -> list[tuple[str, Any]]:
-    """The nemesis's recorded actions: each start's function and resolved targets (not UUIDs), in order."""
+    """The nemesis's recorded actions: each start's function and resolved targets (not UUIDs), in order;
+    a start cut short by the end of the run (completed with an error) did not finish and is left out."""
     ops = load_history(outcome.run.history_path)
     return [(str(op.f), {k: v for k, v in op.value.items() if "uuid" not in k})  # UUIDs are random per run
-            for op in ops if op.process == "nemesis" and op.type.value == "info" and str(op.f).startswith("start-")]
+            for op in ops if op.process == "nemesis" and op.type.value == "info" and str(op.f).startswith("start-")
+            and op.error is None]
 
 
 @pytest.mark.campaign
@@ -63,8 +65,10 @@ def test_same_seed_same_nemesis_schedule_on_both_backends(run_test: Callable[...
     # seed resolve to the same nodes ("leader" depends on the running system, so only its kind is compared).
     due = [w for w in schedules["local"] if w["at"] < 10 - 2]
     assert len(due) >= 2, schedules["local"]
+    # A wipe waits for the damage guard's turn (up to WIPE_WAIT_S) and holds its lane meanwhile, so the
+    # windows after one may not be reached in 10 s; those that ran on both backends are compared in order.
     for b in runs:
-        assert len(actions[b]) >= len(due), f"{b} ran {actions[b]}"
+        assert len(actions[b]) >= 2, f"{b} ran {actions[b]}"
     compared = 0
     for window, local, docker in zip(due, actions["local"], actions["docker"], strict=False):
         assert local[0] == docker[0] == f"start-{window['package']}"
