@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.history.faults import START, STOP
+from harness.history.faults import START, STOP, struck_at
 from harness.history.op import NEMESIS, Op
 from harness.history.pairing import pair_calls
 
@@ -72,15 +72,15 @@ def struck_faults(history: Sequence[Op]) -> list[StruckFault]:
             fault = call.f[len(START):]
             done = call.complete
             begun = dict(call.input) if isinstance(call.input, dict) else {}
-            if done is None:  # never finished: it may have struck from its invocation on
-                at, did = call.invoke.time, ""
-            elif done.error is not None:  # broke off part way: likewise, and the report says why
-                at, did = call.invoke.time, f"error: {done.error}"
+            if done is None:
+                did = ""
+            elif done.error is not None:  # broke off part way: the report says why
+                did = f"error: {done.error}"
             else:
-                at, did = done.time, _short(done.value)
+                did = _short(done.value)
             waited = begun.get("triggered_after_s")
-            out.append(StruckFault(fault, round(at / 1e9, 3), None, str(begun.get("target", "")), begun.get("trigger"),
-                                   float(waited) if waited is not None else None, did))
+            out.append(StruckFault(fault, round(struck_at(call) / 1e9, 3), None, str(begun.get("target", "")),
+                                   begun.get("trigger"), float(waited) if waited is not None else None, did))
             open_by_fault.setdefault(fault, []).append(len(out) - 1)
         elif call.f.startswith(STOP):
             pending = open_by_fault.get(call.f[len(STOP):])

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.history.op import NEMESIS, Op, OpType
+from harness.history.op import NEMESIS, Call, Op, OpType
 from harness.history.pairing import pair_calls
 
 START = "start-"
@@ -44,6 +44,14 @@ class FaultWindow:
         return self.start <= t <= self.end
 
 
+def struck_at(call: Call) -> int:
+    """When a ``start-*`` call's fault may first have been in force (ns since the test started): its
+    completion, or its invocation when it never completed or completed with an error (it may have acted
+    part way)."""
+    done = call.complete
+    return done.time if done is not None and done.error is None else call.invoke.time
+
+
 def fault_windows(history: Sequence[Op]) -> list[FaultWindow]:
     """Every fault window in ``history``, ordered by start time."""
     if not history:
@@ -57,8 +65,7 @@ def fault_windows(history: Sequence[Op]) -> list[FaultWindow]:
             fault = call.f[len(START):]
             if done is not None and done.type is OpType.FAIL:
                 continue
-            at = done.time if done is not None and done.error is None else call.invoke.time
-            opened.setdefault(fault, []).append((at, call.input))
+            opened.setdefault(fault, []).append((struck_at(call), call.input))
         elif call.f.startswith(STOP):
             fault = call.f[len(STOP):]
             pending = opened.get(fault)

@@ -4,7 +4,6 @@ ten seeds; here, one seed each with short time limits."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable
 
@@ -42,8 +41,8 @@ def test_clean_etcd_is_valid(run_test: Callable[..., RunOutcome], nemesis: list[
 
 
 def _failed_checkers(outcome: RunOutcome) -> set[str]:
-    results = json.loads((outcome.run.path / "results.json").read_text())
-    return {name for name, r in results["checkers"].items() if isinstance(r, dict) and r.get("valid") is False}
+    return {name for name, r in outcome.results["checkers"].items()
+            if isinstance(r, dict) and r.get("valid") is False}
 
 
 def _members_down_on_a_torn_wal(outcome: RunOutcome) -> list[str]:
