@@ -37,7 +37,9 @@ def check_allowed(meta: dict[str, Any], op: str, old: str | None, new: str | Non
     up as the tablet's migration's new member joins only by that migration's promote: a swap or expand
     would install a snapshot on it while the leader still streams to it as a catch-up member, and the
     stream's next truncation, computed from the head it knew, would cut committed entries (the clean
-    default campaign at seed 10: a membership swap onto a migration's new node)."""
+    default campaign at seed 10: a membership swap onto a migration's new node). Nor may a swap or
+    contract take that node out before the migration ends: the migration would log done without it (the
+    clean default campaign on Docker at seed 4: an admin swap of the new node right after its promote)."""
     if meta["status"] != "steady" or meta.get("reconfig") or not meta.get("leader"):
         raise ReconfigRefused(f"tablet is {meta['status']} (reconfig {meta.get('reconfig')}): not steady")
     ens = meta["ensemble"]
@@ -52,6 +54,8 @@ def check_allowed(meta: dict[str, Any], op: str, old: str | None, new: str | Non
     catching_up = (meta.get("migration") or {}).get("new")
     if op in ("swap", "expand") and new == catching_up and not promote:
         raise ReconfigRefused(f"{op}: new node {new!r} is catching up in the tablet's migration; it joins by promote")
+    if op in ("swap", "contract") and old == catching_up:
+        raise ReconfigRefused(f"{op}: old node {old!r} is joining in the tablet's migration; it stays until that ends")
 
 
 async def reconfigure(op: Operator, tablet: int, kind: str, old: str | None, new: str | None,

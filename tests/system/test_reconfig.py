@@ -139,3 +139,17 @@ def test_a_node_catching_up_in_a_migration_joins_only_by_its_promote() -> None:
         check_allowed(meta, op, old, "n5", known)  # another node may still join
     check_allowed(meta, "expand", None, "n1", known, promote=True)  # the migration's own promote
     check_allowed({**meta, "migration": None}, "swap", "n4", "n1", known)
+
+
+def test_a_migrations_new_member_is_not_swapped_out_before_the_migration_ends() -> None:
+    # The clean default campaign on Docker at seed 4 (9346cf2): tablet 3's migration had promoted n2~2
+    # (stage contract) when a stalled-swap window's unstalled swap took n2~2 out for n1~3; the migration
+    # then logged done without its new node in the ensemble, which the migrations checker reported.
+    meta = {"status": "steady", "leader": "n4", "ensemble": ["n4", "n3", "n2"], "reconfig": None, "epoch": 25,
+            "migration": {"new": "n2", "old": None, "stage": "contract", "session": 29}}
+    known = ["n1", "n2", "n3", "n4"]
+    for op, new in (("swap", "n1"), ("contract", None)):
+        with pytest.raises(ReconfigRefused, match="joining in the tablet's migration"):
+            check_allowed(meta, op, "n2", new, known)
+        check_allowed(meta, op, "n3", new, known)  # another follower may still leave
+    check_allowed({**meta, "migration": None}, "swap", "n2", "n1", known)
