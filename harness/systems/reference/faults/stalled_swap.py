@@ -18,8 +18,10 @@ swap in step 4 is refused. One that fences only the old ensemble elects F from F
 commits with G while L commits with N: two leaders acknowledge writes, which the linearizability checker
 reports. The window's end heals the network and starts the operator if it is down.
 
-The stall is in the damage guard's turn; a window that does not get the turn swaps a follower unstalled
-instead (``stall_refused`` says why), so that the operator's swap path is exercised either way.
+The stall is in the damage guard's turn, which it waits for up to ``STALL_WAIT_S`` (for the last damage to
+be repaired and visible, never for another fault's turn); a window that does not get the turn swaps a
+follower unstalled instead (``stall_refused`` says why), so that the operator's swap path is exercised
+either way.
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ TARGETS = ("leader-with-new-node",)
 ATTEMPTS = 3
 ELECTION_WAIT_S = 15.0
 SPLIT_S = 3.0
+STALL_WAIT_S = 15.0
+"""How long a stall waits in the damage guard's turn for the last damage to be repaired and visible. Without
+the wait, ``fence-current-ensemble-only`` went uncaught at seeds 2-3 of the default campaign (815a0ab):
+each later window found a migration under way or a damage under ``VISIBLE_S`` old, and swapped unstalled."""
 
 
 class StalledSwapNemesis:
@@ -54,8 +60,10 @@ class StalledSwapNemesis:
     color = "#8338ec"
     needs = frozenset({NETWORK, PROCESSES})
 
-    def __init__(self) -> None:
+    def __init__(self, wait_s: float = STALL_WAIT_S) -> None:
         self._operator_down: list[str] = []
+        self.wait_s = wait_s
+        """How long a start waits for the damage guard's turn before it swaps unstalled."""
 
     def targets(self) -> Sequence[str]:
         """leader-with-new-node: the only shape."""
@@ -63,10 +71,11 @@ class StalledSwapNemesis:
 
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Stall a swap, partition, restart the operator, and act on the election it holds; in the damage
-        guard's turn, since the stall makes elections of its tablet fence four nodes, three of which must
-        answer: with a replica damaged meanwhile, or not yet repaired, none could (the clean default campaign
-        at seed 1, 15ad507, stalled a swap onto a tombstone 0.4 s after a node lost its metadata)."""
-        async with guard_of(cluster).turn(cluster, damage=False) as why:
+        guard's turn (waiting up to :attr:`wait_s` for it), since the stall makes elections of its tablet
+        fence four nodes, three of which must answer: with a replica damaged meanwhile, or not yet repaired,
+        none could (the clean default campaign at seed 1, 15ad507, stalled a swap onto a tombstone 0.4 s
+        after a node lost its metadata)."""
+        async with guard_of(cluster).turn(cluster, self.wait_s, damage=False) as why:
             if why is None:
                 return await self._stall(cluster, spec, rng)
         return {"target": spec.target, "stall_refused": why, **await self._unstalled(cluster, rng)}

@@ -32,8 +32,9 @@ def test_a_wipe_right_after_a_truncated_wal_waits_until_the_damage_is_repaired(t
             assert "wiped" not in second and "not be visible yet" in second["skipped"], second
             # Nor may a swap be stalled on purpose, which makes the tablet's elections fence four nodes: the
             # window swaps a follower unstalled instead, with no partition and no crash point.
-            stall = await load_fault("stalled-swap").start(backend, FaultSpec("stalled-swap", "leader-with-new-node"),
-                                                           random.Random(2))
+            stalled = load_fault("stalled-swap")
+            stalled.wait_s = 0.0  # type: ignore[attr-defined]  # ask once, as the wipe above
+            stall = await stalled.start(backend, FaultSpec("stalled-swap", "leader-with-new-node"), random.Random(2))
             assert "not be visible yet" in stall["stall_refused"] and "partitioned" not in stall, stall
             # Once the damaged replica is repaired, a wipe may strike again.
             started = time.monotonic()
