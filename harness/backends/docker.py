@@ -76,7 +76,10 @@ class DockerBackend:
         """Per process (:meth:`_lock_of`): held while a start checks and makes or starts its container, and
         while an erase or an edit acts on its container and volume (an edit cut in two by an erase wrote into
         a volume of the same name that Docker made anew, unlabelled, which the run's teardown then left
-        behind)."""
+        behind); and while a pause, a resume or a change of its partition rules acts, since each of the last
+        two runs ``docker exec`` in it, and an exec that a pause freezes half-started hangs the engine on that
+        container for good (the clean default campaign on Docker at seed 5, 0e92bb4: a heal's exec in op1
+        while a pause froze op1; every later call on op1, its unpause too, blocked)."""
 
     # --- what it can do -----------------------------------------------------------------------------
 
@@ -292,12 +295,14 @@ class DockerBackend:
             container.stop()
 
     async def pause(self, name: str) -> None:
-        """docker pause (the cgroup freezer)."""
-        await asyncio.to_thread(lambda: self._status(name) == "running" and self._wrapped(name).pause())
+        """docker pause (the cgroup freezer), once no start or rule change of the container is under way."""
+        async with self._lock_of(name):
+            await asyncio.to_thread(lambda: self._status(name) == "running" and self._wrapped(name).pause())
 
     async def resume(self, name: str) -> None:
         """docker unpause, then bring its partition rules up to date."""
-        await asyncio.to_thread(self._resume_sync, name)
+        async with self._lock_of(name):
+            await asyncio.to_thread(self._resume_sync, name)
 
     def _resume_sync(self, name: str) -> None:
         if self._status(name) == "paused":
@@ -323,12 +328,16 @@ class DockerBackend:
         """Drop traffic between the grudge's process pairs with iptables inside each container."""
         self._pairs = ({(a, b) for a, others in grudge.items() for b in others}
                        | {(b, a) for a, others in grudge.items() for b in others})
-        await asyncio.gather(*(asyncio.to_thread(self._apply_rules, n) for n in self.specs))
+        await asyncio.gather(*(self._rules(n) for n in self.specs))
 
     async def heal(self) -> None:
         """Flush every container's rules (a paused or stopped one gets its rules set when it comes back)."""
         self._pairs = set()
-        await asyncio.gather(*(asyncio.to_thread(self._apply_rules, n) for n in self.specs))
+        await asyncio.gather(*(self._rules(n) for n in self.specs))
+
+    async def _rules(self, name: str) -> None:
+        async with self._lock_of(name):
+            await asyncio.to_thread(self._apply_rules, name)
 
     def _apply_rules(self, name: str) -> None:
         """Make ``name``'s iptables rules match the current partition (only while it runs)."""

@@ -99,6 +99,23 @@ def test_pause_freezes_the_container_and_resume_thaws_it(cluster: Cluster) -> No
     assert call_sync(host, port, "hello", {}, timeout=3.0)
 
 
+def test_a_pause_during_a_start_waits_for_it(cluster: Cluster) -> None:
+    # The clean default campaign on Docker at seed 5 (0e92bb4) hung for good: a heal ran `docker exec` in op1
+    # as a pause froze op1, and the engine blocked every later call on op1. A start probes its container with
+    # execs too: on the old code this pause froze n2 between them, and the next probe failed (or hung).
+    async def scenario() -> None:
+        await cluster.processes.kill("n2")
+        start = asyncio.create_task(cluster.processes.start("n2"))
+        await asyncio.sleep(0.3)  # the start is waiting for n2 to listen
+        await cluster.processes.pause("n2")
+        assert start.done() and start.exception() is None
+        assert status(cluster, "n2") == "paused"
+        await cluster.processes.resume("n2")
+        assert status(cluster, "n2") == "running" and reaches(cluster, "n1", "n2")
+
+    asyncio.run(asyncio.wait_for(scenario(), 120))
+
+
 def test_a_wipe_replaces_the_volume_and_the_node_starts_under_a_new_uuid(cluster: Cluster) -> None:
     backend = docker(cluster)
     old_uuid, old_volume = asyncio.run(node_uuid(cluster, "n3")), backend._volume_for("n3")
