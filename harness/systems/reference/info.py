@@ -7,12 +7,15 @@ containers.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from harness.systems.api import CONTROL
 from system.admin import call
-from system.wire import ConnectionLost, Unreachable
+from system.wire import ConnectionLost, RpcError, Unreachable
 
 if TYPE_CHECKING:
     from harness.cluster import Cluster
@@ -30,6 +33,7 @@ def operators(cluster: Cluster) -> list[str]:
 
 OPERATOR_CALL_TIMEOUT_S = 30.0
 TRANSPORT_ERRORS = (TimeoutError, OSError, ConnectionLost, Unreachable)
+ELECTION_POLL_S = 0.25
 
 
 async def operator_call(cluster: Cluster, method: str, params: dict[str, Any], active_only: bool = False) -> Any:
@@ -43,6 +47,21 @@ async def operator_call(cluster: Cluster, method: str, params: dict[str, Any], a
         except TRANSPORT_ERRORS as e:
             last = e
     raise RuntimeError(f"no operator answers: {last}")
+
+
+async def await_election(cluster: Cluster, tablet: str, old_leader: str, epoch: int,
+                         limit_s: float) -> dict[str, Any] | None:
+    """The new leader, epoch and ensemble of ``tablet`` once an election after ``epoch`` replaced
+    ``old_leader`` (as the operator routes it), or None if none did within ``limit_s`` seconds."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(RuntimeError, RpcError):
+            tab = (await operator_call(cluster, "routing", {}))["tablets"].get(tablet)  # None until it loaded them
+            if (tab is not None and tab["status"] == "steady" and tab["leader"] not in (None, old_leader)
+                    and tab["epoch"] > epoch):
+                return {"leader": tab["leader"], "epoch": tab["epoch"], "ensemble": tab["ensemble"]}
+        await asyncio.sleep(ELECTION_POLL_S)
+    return None
 
 
 def cluster_info(cluster: Cluster) -> dict[str, Any]:

@@ -6,14 +6,17 @@ and then the leader dies (Oxia #1239, found under Maelstrom's lossy network).
    (:class:`harness.systems.reference.faults.lossy_proxy.LossyProxy`), and reset the connection open on that link;
 2. cut the leader off from its other follower, so the lossy follower is the only one that can make a
    commit majority with it;
-3. hold that for a few seconds while clients write, then kill the leader and heal the network.
+3. hold that for a few seconds while clients write, then kill the leader, wait (at most ``ELECTION_WAIT_S``)
+   until the followers elected a new one without it, and heal the network.
 
 A follower must refuse a batch that does not continue its log; the leader then syncs again and resends,
 so everything it committed is on the lossy follower, which the next election picks. A follower that
 acknowledges past a lost batch lets the leader commit entries only the leader holds: after the kill
 the new leader lacks them, and the amnesia and linearizability checkers see acknowledged writes vanish.
-The window's end starts the killed leader again. The proxy runs in the harness and the redirect is an
-iptables DNAT on loopback, so this fault needs the local cluster and root.
+The killed leader stays down until that election: started again at once, it would
+take part in it with the entries only it holds, and hide the loss. The window's end starts the killed
+leader again. The proxy runs in the harness and the redirect is an iptables DNAT on loopback, so this
+fault needs the local cluster and root.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from harness.capabilities import NETWORK, PROCESSES
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.reference.faults.lossy_proxy import LinkRedirect, LossyProxy
-from harness.systems.reference.info import cluster_info
+from harness.systems.reference.info import await_election, cluster_info, operator_call
 from harness.systems.reference.master import master_status
 from harness.targets import complete_grudge
 from system.wire import RpcError
@@ -42,6 +45,8 @@ DROP_P = 0.3
 HOLD_S = 3.0
 """How long the leader streams over the lossy link alone; below the cursor's 5 s RPC timeout, so a
 lost request is noticed only through the follower's refusal of the next batch."""
+ELECTION_WAIT_S = 10.0
+"""How long the window waits, the leader killed, for the followers to elect a new one."""
 RESET_S = 0.6
 """How long the reset rule stays: longer than the leader's heartbeat, so its open connection gets one."""
 _tags = itertools.count()
@@ -86,14 +91,26 @@ class LossyLinkNemesis:
         await cluster.network.partition(complete_grudge([[leader], [cut]]))
         await asyncio.sleep(RESET_S)
         await asyncio.to_thread(self._redirect.end_reset)
+        epoch = await self._epoch(cluster, tablet)
         await asyncio.sleep(HOLD_S - RESET_S)
         await cluster.processes.kill(leader)
         self._killed = leader
         dropped, forwarded = self._proxy.dropped, self._proxy.forwarded
         await self._unroute()
+        elected = None if epoch is None else await await_election(cluster, str(tablet), leader, epoch,
+                                                                   ELECTION_WAIT_S)
         await cluster.network.heal()
         return {"target": spec.target, "tablet": tablet, "leader": leader, "lossy": lossy, "cut": cut,
-                "drop_p": p, "dropped": dropped, "forwarded": forwarded, "killed": leader}
+                "drop_p": p, "dropped": dropped, "forwarded": forwarded, "killed": leader, "elected": elected}
+
+    @staticmethod
+    async def _epoch(cluster: Cluster, tablet: int) -> int | None:
+        """The tablet's epoch as the operator routes it, or None if no operator answers."""
+        try:
+            tab = (await operator_call(cluster, "routing", {}))["tablets"].get(str(tablet))
+        except (RuntimeError, RpcError):
+            return None
+        return None if tab is None else int(tab["epoch"])
 
     @staticmethod
     async def _pick(cluster: Cluster, rng: random.Random) -> tuple[int, str, str, str] | str:

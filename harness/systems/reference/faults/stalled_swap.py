@@ -27,7 +27,6 @@ either way.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import time
 from collections.abc import Sequence
@@ -38,7 +37,7 @@ from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
 from harness.systems.reference.faults.guard import guard_of
-from harness.systems.reference.info import operator_call, process_of
+from harness.systems.reference.info import await_election, operator_call, process_of
 from harness.systems.reference.membership import swap_follower
 from harness.targets import complete_grudge
 from system.wire import RpcError
@@ -143,7 +142,7 @@ class StalledSwapNemesis:
         done["partitioned"] = [cut, rest]
         if refused:
             done["refused"] = refused
-        elected = await self._await_election(cluster, t, leader, tab["epoch"])
+        elected = await await_election(cluster, t, leader, tab["epoch"], ELECTION_WAIT_S)
         if elected is None:
             return {**done, "elected": None}
         done["elected"] = elected
@@ -166,20 +165,6 @@ class StalledSwapNemesis:
             except RuntimeError as e:
                 return {"error": str(e)}
             await asyncio.sleep(0.25)
-
-    @staticmethod
-    async def _await_election(cluster: Cluster, t: str, old_leader: str, epoch: int) -> dict[str, Any] | None:
-        """The new leader and epoch of tablet ``t`` once an election replaced ``old_leader``, or None if
-        none did within ELECTION_WAIT_S."""
-        deadline = time.monotonic() + ELECTION_WAIT_S
-        while time.monotonic() < deadline:
-            with contextlib.suppress(RuntimeError, RpcError):
-                tab = (await operator_call(cluster, "routing", {}))["tablets"].get(t)  # None until it loaded them
-                if (tab is not None and tab["status"] == "steady" and tab["leader"] not in (None, old_leader)
-                        and tab["epoch"] > epoch):
-                    return {"leader": tab["leader"], "epoch": tab["epoch"], "ensemble": tab["ensemble"]}
-            await asyncio.sleep(0.25)
-        return None
 
     async def stop(self, cluster: Cluster) -> dict[str, Any]:
         """Heal the network and start the operator if this fault left it down."""
