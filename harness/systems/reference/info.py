@@ -64,6 +64,26 @@ async def await_election(cluster: Cluster, tablet: str, old_leader: str, epoch: 
     return None
 
 
+NODE_CALL_TIMEOUT_S = 2.0
+
+
+async def node_call(cluster: Cluster, node: str, method: str, params: dict[str, Any]) -> Any:
+    """One call to data node ``node`` (by process name), addressed to the UUID it answers ``hello`` with."""
+    host, port = cluster_info(cluster)["nodes"][node]
+    hello = await call(host, int(port), "hello", {}, timeout=NODE_CALL_TIMEOUT_S)
+    if method == "hello":
+        return hello
+    return await call(host, int(port), method, params, to=hello["uuid"], timeout=NODE_CALL_TIMEOUT_S)
+
+
+async def replica_summary(cluster: Cluster, node: str, tablet: str) -> dict[str, Any] | None:
+    """``node``'s heartbeat summary of ``tablet`` (None: it has no replica, or does not answer)."""
+    with contextlib.suppress(*TRANSPORT_ERRORS, RpcError):
+        got = (await node_call(cluster, node, "hello", {}))["tablets"].get(tablet)
+        return dict(got) if got is not None else None
+    return None
+
+
 def cluster_info(cluster: Cluster) -> dict[str, Any]:
     """``operators`` (addresses, for routing), ``nodes`` (name -> address), ``master`` (address and admin
     token), ``tablets`` and ``replication``."""

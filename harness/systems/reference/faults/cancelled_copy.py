@@ -7,7 +7,8 @@ copy land late:
 1. wait (at most ``SETTLE_WAIT_S``) for a settled tablet with a live node D outside it; add a replica of
    the tablet on D (``add_replica`` through the master), and at once cut D off from the leader L alone,
    so D's download from L will hang (the operators still reach both);
-2. wait until the migration is in its ``copy`` stage and the copy has been started;
+2. wait until the migration is in its ``copy`` stage and D reports the copy started (at most
+   ``COPY_START_S``);
 3. cancel the migration (``cancel_migration``, and the replica count back) and wait until the operator
    has finished cancelling it, which closes the copy's session on D;
 4. heal: the download completes, from a closed session.
@@ -29,7 +30,7 @@ from typing import Any
 from harness.capabilities import NETWORK
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
-from harness.systems.reference.info import cluster_info
+from harness.systems.reference.info import cluster_info, replica_summary
 from harness.systems.reference.master import admin, master_status, restore_replica_counts
 from system.wire import RpcError
 
@@ -40,9 +41,12 @@ campaign's one window at seed 2 found none, with other faults' moves and kills u
 STAGE_WAIT_S = 20.0
 CANCEL_WAIT_S = 15.0
 BARRIER_GRACE_S = 1.0
-COPY_START_S = 1.0
+COPY_START_S = 5.0
+"""How long the window waits for D to report the copy started. It had slept 1 s, and at seed 2 of the
+default campaign another fault had cut D off from the operators then: no copy was in flight to land late."""
 POLL_S = 0.02
 SETTLE_POLL_S = 0.25
+COPY_POLL_S = 0.05
 
 
 class CancelledCopyNemesis:
@@ -86,6 +90,17 @@ class CancelledCopyNemesis:
                 return None
             await asyncio.sleep(SETTLE_POLL_S)
 
+    @staticmethod
+    async def _copying(cluster: Cluster, node: str, tablet: str, session: Any) -> bool:
+        """Whether ``node`` reports ``tablet`` copying under ``session`` within ``COPY_START_S``."""
+        deadline = time.monotonic() + COPY_START_S
+        while time.monotonic() < deadline:
+            rep = await replica_summary(cluster, node, tablet)
+            if rep is not None and rep.get("status") == "copying" and rep.get("session") == session:
+                return True
+            await asyncio.sleep(COPY_POLL_S)
+        return False
+
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Steps 1-4 of the module docstring; return what was done."""
         found = await self._settled(cluster)
@@ -110,8 +125,8 @@ class CancelledCopyNemesis:
         mig = (cur or {}).get("migration") or {}
         if not cur or mig.get("stage") != "copy":
             return {**out, "skipped": f"migration stage {mig.get('stage')}"}
-        await asyncio.sleep(COPY_START_S)  # the operator sends StartTabletCopy; D's download hangs
         out["session"] = session = mig.get("session")
+        out["copying"] = await self._copying(cluster, dst, t, session)  # D's download hangs on the cut link
         try:
             res = await admin(cluster, "cancel_migration", {"tablet": int(t), "config_id": cur["config_id"]})
             out["up"] = res["up"]

@@ -37,9 +37,8 @@ from typing import Any
 from harness.capabilities import PROCESSES
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
-from harness.systems.reference.info import cluster_info
+from harness.systems.reference.info import node_call, replica_summary
 from harness.systems.reference.master import admin, master_status
-from system.admin import call
 from system.wire import ConnectionLost, RpcError, Unreachable
 
 TARGETS = ("leader-during-copy",)
@@ -49,25 +48,7 @@ STAGE_WAIT_S = 15.0
 COPY_END_WAIT_S = COPY_DELAY_S + 10.0
 SETTLE_S = 30.0
 POLL_S = 0.05
-CALL_TIMEOUT_S = 2.0
 TRANSPORT_ERRORS = (TimeoutError, OSError, ConnectionLost, Unreachable, RpcError)
-
-
-async def _node_call(cluster: Cluster, node: str, method: str, params: dict[str, Any]) -> Any:
-    """One call to data node ``node`` (by process name), addressed to the UUID it answers ``hello`` with."""
-    host, port = cluster_info(cluster)["nodes"][node]
-    hello = await call(host, int(port), "hello", {}, timeout=CALL_TIMEOUT_S)
-    if method == "hello":
-        return hello
-    return await call(host, int(port), method, params, to=hello["uuid"], timeout=CALL_TIMEOUT_S)
-
-
-async def _replica(cluster: Cluster, node: str, tablet: str) -> dict[str, Any] | None:
-    """``node``'s heartbeat summary of ``tablet`` (None: it has no replica, or does not answer)."""
-    with contextlib.suppress(*TRANSPORT_ERRORS):
-        got = (await _node_call(cluster, node, "hello", {}))["tablets"].get(tablet)
-        return dict(got) if got is not None else None
-    return None
 
 
 async def _until(check: Callable[[], Awaitable[Any]], limit_s: float) -> Any:
@@ -97,7 +78,7 @@ class CopyFailoverNemesis:
         return TARGETS
 
     async def _set_delay(self, cluster: Cluster, node: str, seconds: float) -> None:
-        await _node_call(cluster, node, "set_copy_delay", {"seconds": seconds})
+        await node_call(cluster, node, "set_copy_delay", {"seconds": seconds})
         if seconds:
             self._delayed.append(node)
 
@@ -142,7 +123,7 @@ class CopyFailoverNemesis:
             return {**out, "skipped": f"move_replica refused: {getattr(e, 'code', e)}"}
 
         async def copying() -> dict[str, Any] | None:
-            rep = await _replica(cluster, d, t)
+            rep = await replica_summary(cluster, d, t)
             return rep if rep is not None and rep.get("status") == "copying" else None
 
         if await _until(copying, STAGE_WAIT_S) is None:
@@ -155,7 +136,7 @@ class CopyFailoverNemesis:
         started = time.monotonic()
 
         async def adopted() -> dict[str, Any] | None:
-            rep = await _replica(cluster, d, t)
+            rep = await replica_summary(cluster, d, t)
             if rep is None or (rep.get("status") == "copying" and int(rep.get("epoch", -1)) <= epoch):
                 return None
             return rep
@@ -168,7 +149,7 @@ class CopyFailoverNemesis:
             out["adopted"] = {"epoch": rep["epoch"], "after_s": round(time.monotonic() - started, 2)}
 
         async def copy_ended() -> dict[str, Any] | None:
-            rep = await _replica(cluster, d, t)
+            rep = await replica_summary(cluster, d, t)
             return rep if rep is not None and rep.get("status") != "copying" else None
 
         end = await _until(copy_ended, COPY_END_WAIT_S)
@@ -188,7 +169,7 @@ class CopyFailoverNemesis:
         """Put the copy delay back to 0 on ``nodes`` (default: those this fault slowed)."""
         todo = list(nodes) if nodes is not None else sorted(set(self._delayed))
         for node in todo:
-            await _node_call(cluster, node, "set_copy_delay", {"seconds": 0})
+            await node_call(cluster, node, "set_copy_delay", {"seconds": 0})
         self._delayed = [n for n in self._delayed if n not in todo]
         return todo
 

@@ -49,7 +49,7 @@ def test_a_window_opened_with_the_spare_node_down_waits_for_it_and_cancels_a_cop
             done = await pkg.start(backend, SPEC, random.Random(1))
             await restart
             assert "skipped" not in done, done
-            assert done["new"] == spare and done["cancelled"], done
+            assert done["new"] == spare and done["copying"] and done["cancelled"], done
             await pkg.stop(backend)
             await routed(backend, 0, 60)
 
