@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import capabilities as caps
 from harness.backends import docker_objects as objs
+from harness.backends import observations
 from harness.backends.docker_disk import edit_data, save_logs
 from harness.backends.docker_layout import DockerLayout
 from harness.systems.api import SERVICE, HasCode, ProcessSpec
@@ -362,14 +363,25 @@ class DockerBackend:
         raise caps.CapabilityMissing(UNSUPPORTED[caps.POWER_LOSS])
 
     async def erase(self, node: str) -> None:
-        """Remove the stopped node's container and data volume; its next start is on a new, empty volume."""
+        """Remove the stopped node's container and data volume; its next start is on a new, empty volume.
+        Its observation files are kept aside first (:mod:`harness.backends.observations`)."""
         def erase() -> None:
+            spec = self.specs[node]
+            for observed in spec.observations:  # what it saw outlives its volume
+                data = (objs.read_file(self._wrapped(node), f"{spec.data_dir}/{observed}")
+                        if spec.data_dir and node in self.containers else None)
+                observations.keep(self._cluster_dir(), node, observed, data)
             self._remove_container(node)
             objs.remove_volume(self._client, self._volume_for(node))
             self._generation[node] = self._generation.get(node, 0) + 1
 
         async with self._lock_of(node):
             await asyncio.to_thread(erase)
+
+    def _cluster_dir(self) -> Path:
+        """The run's cluster directory on this machine (``RUN/cluster``)."""
+        assert self._run_dir is not None, "the docker backend has not been set up"
+        return self._run_dir / "cluster"
 
     async def read_file(self, node: str, path: str) -> bytes | None:
         """A file under the node's data directory, read through the Docker archive API, or None."""
@@ -410,5 +422,6 @@ class DockerBackend:
             for observed in spec.observations:
                 data = (objs.read_file(self._wrapped(name), f"{spec.data_dir}/{observed}")
                         if spec.data_dir and name in self.containers else None)
+                data = observations.whole(self._cluster_dir(), name, observed, data)
                 if data is not None:
                     (dest / Path(observed).name).write_bytes(data)

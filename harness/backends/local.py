@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import capabilities as caps
-from harness.backends import faketime
+from harness.backends import faketime, observations
 from harness.backends.addresses import AddressBlock, claim_block
 from harness.backends.cgroups import ProcessGroups, cgroup2_root
 from harness.backends.iptables import Partitioner, reap_dead_chains
@@ -271,7 +271,13 @@ class LocalBackend:
         return Path(data)
 
     async def erase(self, node: str) -> None:
-        """Delete a stopped node's data: a new, empty disk (lazy storage is unmounted and emptied)."""
+        """Delete a stopped node's data: a new, empty disk (lazy storage is unmounted and emptied). Its
+        observation files are kept aside first (:mod:`harness.backends.observations`)."""
+        assert self.layout is not None
+        for observed in self.specs[node].observations:  # what it saw outlives its disk
+            source = self._data_dir(node) / observed
+            data = await asyncio.to_thread(source.read_bytes) if source.is_file() else None
+            await asyncio.to_thread(observations.keep, self.layout.dir, node, observed, data)
         mount = self.mounts.get(node)
         if mount is None:
             await asyncio.to_thread(shutil.rmtree, self._data_dir(node), True)
@@ -328,8 +334,10 @@ class LocalBackend:
                 shutil.copy2(log, dest / log.name)
             for observed in spec.observations:
                 source = Path(spec.data_dir or "") / observed
-                if spec.data_dir and source.is_file():
-                    shutil.copy2(source, dest / Path(observed).name)
+                current = source.read_bytes() if spec.data_dir and source.is_file() else None
+                data = observations.whole(self.layout.dir, name, observed, current)
+                if data is not None:
+                    (dest / Path(observed).name).write_bytes(data)
 
 
 def _accepts(host: str, port: int) -> bool:
