@@ -5,8 +5,9 @@ node (a barrier), so a copy that was still in flight must have no effect when it
 copy land late:
 
 1. wait (at most ``SETTLE_WAIT_S``) for a settled tablet with a live node D outside it; add a replica of
-   the tablet on D (``add_replica`` through the master), and at once cut D off from the leader L alone,
-   so D's download from L will hang (the operators still reach both);
+   the tablet on D (``add_replica`` through the master), and at once cut D off from the tablet's
+   replicas, so D's download from its leader will hang, whichever replica leads by then (the operators
+   still reach D; cutting the leader alone let a copy from a leader elected meanwhile complete);
 2. wait until the migration is in its ``copy`` stage and D reports the copy started (at most
    ``COPY_START_S``);
 3. cancel the migration (``cancel_migration``, and the replica count back) and wait until the operator
@@ -112,14 +113,15 @@ class CancelledCopyNemesis:
         new = rng.choice(sorted(live - set(tab["up"])))
         out: dict[str, Any] = {"target": spec.target, "tablet": int(t), "new": name[new]}
         leader, dst = name[tab["leader"]], name[new]
+        sources = sorted(name[m] for m in tab["up"])
         try:
             await admin(cluster, "add_replica", {"tablet": int(t), "node": new, "config_id": tab["config_id"]})
         except RpcError as e:
             return {**out, "skipped": f"add_replica refused: {e.code}"}
         # Cut the link first: the copy starts moments after the copy stage is recorded, and takes
         # milliseconds, so only a download begun on a cut link is sure to hang.
-        await cluster.network.partition({dst: [leader], leader: [dst]})
-        out["leader"] = leader
+        await cluster.network.partition({dst: sources, **{n: [dst] for n in sources}})
+        out["leader"], out["cut_from"] = leader, sources
         cur = await self._wait(cluster, t, lambda c: (c.get("migration") or {}).get("stage") not in (None, "pre_voter"),
                                STAGE_WAIT_S)
         mig = (cur or {}).get("migration") or {}
