@@ -130,8 +130,8 @@ class CopyFailoverNemesis:
             return {**out, "skipped": f"{d} never reported the tablet copying within {STAGE_WAIT_S} s"}
         await asyncio.sleep(DOWNLOAD_S)  # the download from L takes milliseconds; the merge waits COPY_DELAY_S
         epoch = int((await master_status(cluster))["tablets"][t]["epoch"])
+        self._killed.append(name[leader])  # before the kill: a run that ends during it must still restart it
         await cluster.processes.kill(name[leader])
-        self._killed.append(name[leader])
         out["killed"], out["killed_at_epoch"] = name[leader], epoch
         started = time.monotonic()
 

@@ -52,8 +52,8 @@ async def damage(cluster: Cluster, node: str, kind: str, rng: random.Random) -> 
     Lost consensus metadata is disk loss: the node must exit (code 3) instead of serving; it is then
     started with ``--reformat``, as an administrator would, and rejoins under a new UUID."""
     old_uuid = await node_uuid(cluster, node)
-    await cluster.processes.kill(node)
-    try:
+    try:  # the kill inside: a run that ends during it must still start the node again
+        await cluster.processes.kill(node)
         done: dict[str, Any] = {"node": node, **await cluster.disk.edit(node, lambda d: damage_tablet(d, kind, rng))}
     finally:
         await cluster.processes.start(node)

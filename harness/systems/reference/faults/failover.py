@@ -64,8 +64,8 @@ class FailoverNemesis:
         try:
             # Kill before healing: once the network heals, the leader's cursor catches the lagging
             # follower up within milliseconds, and the candidates' heads would be equal again.
+            self._killed.append(victim)  # before the kill: a run that ends during it must still restart it
             await cluster.processes.kill(victim)
-            self._killed.append(victim)
             await cluster.network.heal()
             if peer:
                 await asyncio.sleep(PEER_PAUSE_S)

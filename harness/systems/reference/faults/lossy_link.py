@@ -93,8 +93,8 @@ class LossyLinkNemesis:
         await asyncio.to_thread(self._redirect.end_reset)
         epoch = await self._epoch(cluster, tablet)
         await asyncio.sleep(HOLD_S - RESET_S)
+        self._killed = leader  # before the kill: a run that ends during it must still restart it
         await cluster.processes.kill(leader)
-        self._killed = leader
         dropped, forwarded = self._proxy.dropped, self._proxy.forwarded
         await self._unroute()
         elected = None if epoch is None else await await_election(cluster, str(tablet), leader, epoch,

@@ -47,6 +47,7 @@ class WipeNemesis:
     def __init__(self, wait_s: float = WIPE_WAIT_S) -> None:
         self.wait_s = wait_s
         """How long a start waits for the damage guard's turn before it skips."""
+        self._wiping: str | None = None
 
     def targets(self) -> Sequence[str]:
         """Only one node at a time: wiping a majority loses acknowledged data by design."""
@@ -67,7 +68,9 @@ class WipeNemesis:
                     return {"target": spec.target, "skipped": f"the master did not answer ({type(e).__name__})"}
                 guard.replacing = identities(status.get("members") or {}, node)
             old_uuid = await node_uuid(cluster, node)
+            self._wiping = node  # a run that ends during the wipe must still bring the node back
             await cluster.wipe(node)
+            self._wiping = None
             return {"target": spec.target, "wiped": [node], "old_uuids": {node: old_uuid}}
 
     async def stop(self, cluster: Cluster) -> dict[str, Any]:
@@ -75,7 +78,10 @@ class WipeNemesis:
         return {}
 
     async def heal(self, cluster: Cluster) -> None:
-        """Nothing to undo."""
+        """Finish a wipe that the run's end cut short, so the node runs again (with a new, empty disk)."""
+        node, self._wiping = self._wiping, None
+        if node is not None and not cluster.processes.running(node):
+            await cluster.wipe(node)
 
 
 def package() -> WipeNemesis:
