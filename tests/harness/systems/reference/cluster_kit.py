@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -91,3 +92,29 @@ async def turn_free(cluster: Cluster, limit_s: float) -> None:
     while (why := await guard_of(cluster).refusal(cluster)) is not None:
         assert time.monotonic() < deadline, why
         await asyncio.sleep(0.5)
+
+
+async def cut_short_after(cluster: Cluster, step: str, start: Awaitable[Any]) -> None:
+    """Run a fault's ``start`` until the backend's ``step`` (``kill`` or ``erase``) has acted, then cancel
+    it while that call has not yet returned, as the run's end cancels a start still acting. The backend's
+    real step runs; only its return is held back."""
+    backend: Any = cluster.backend
+    real = getattr(backend, step)
+    acted = asyncio.Event()
+
+    async def held(name: str) -> None:
+        await real(name)
+        acted.set()
+        await asyncio.sleep(30)  # the run ends meanwhile
+
+    setattr(backend, step, held)
+    task = asyncio.ensure_future(start)
+    try:
+        done, _ = await asyncio.wait([task, asyncio.ensure_future(acted.wait())], timeout=60,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        assert acted.is_set(), f"the start ended before its {step}: {task.result() if task in done else None}"
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    finally:
+        delattr(backend, step)

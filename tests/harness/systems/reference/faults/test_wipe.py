@@ -12,7 +12,7 @@ import pytest
 from harness.protocols import FaultSpec
 from harness.systems.reference.faults.guard import VISIBLE_S, guard_of
 from harness.systems.reference.master import master_status
-from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, whole
+from tests.harness.systems.reference.cluster_kit import cut_short_after, load_fault, reference_cluster, rejoined, whole
 
 
 @pytest.mark.slow
@@ -38,5 +38,22 @@ def test_a_second_wipe_waits_until_the_first_is_repaired(tmp_path: Path) -> None
             assert time.monotonic() - wiped_at >= VISIBLE_S
             members = (await master_status(backend)).get("members") or {}
             assert all(members[m]["state"] == "left" for m in replaced), members
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.slow
+def test_a_wipe_cut_short_after_its_erase_is_finished_at_the_heal(tmp_path: Path) -> None:
+    # A wipe whose turn came late in the run may still be wiping when the run ends: its heal must bring
+    # the node back, on its new, empty disk.
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nemesis=["wipe"], tablets=1) as backend:
+            await whole(backend, set(), 30)
+            pkg = load_fault("wipe")
+            await cut_short_after(backend, "erase", pkg.start(backend, FaultSpec("wipe", "one"), random.Random(1)))
+            (down,) = [n for n in backend.nodes() if not backend.processes.running(n)]
+            await pkg.heal(backend)
+            assert backend.processes.running(down)
+            await rejoined(backend, down, 90)
 
     asyncio.run(scenario())
