@@ -32,6 +32,16 @@ async def master_status(cluster: Cluster) -> dict[str, Any]:
     return dict(await call(host, port, "status", {}, timeout=CALL_TIMEOUT_S))
 
 
+def settled_with_spare(status: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
+    """From a master status: the live members, and the tablets that are settled (no migration, a leader, up
+    and acting the same) with a live member outside their up set, by tablet id."""
+    live = {m for m, r in status["members"].items() if r["state"] == "normal" and r["alive"]}
+    ready = {t: tab for t, tab in status["tablets"].items()
+             if tab["migration"] is None and tab["leader"] and tab["up"]
+             and sorted(tab["up"]) == sorted(tab["acting"]) and live - set(tab["up"])}
+    return live, ready
+
+
 async def admin(cluster: Cluster, method: str, params: dict[str, Any]) -> Any:
     """One admin call with the cluster's token (``params`` name the config id themselves)."""
     host, port, token = master_addr(cluster)

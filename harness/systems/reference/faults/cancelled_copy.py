@@ -24,15 +24,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from harness.capabilities import NETWORK
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
-from harness.systems.reference.info import cluster_info, replica_summary
-from harness.systems.reference.master import admin, master_status, restore_replica_counts
+from harness.systems.reference.info import cluster_info, poll_until, replica_summary
+from harness.systems.reference.master import admin, master_status, restore_replica_counts, settled_with_spare
 from system.wire import RpcError
 
 TARGETS = ("cancel-during-copy",)
@@ -63,44 +62,37 @@ class CancelledCopyNemesis:
 
     async def _wait(self, cluster: Cluster, tablet: str, done: Any, limit_s: float) -> dict[str, Any] | None:
         """Poll the tablet's master status until ``done(status)`` holds; the status, or None at the limit."""
-        deadline = time.monotonic() + limit_s
-        while time.monotonic() < deadline:
+        async def check() -> dict[str, Any] | None:
             with contextlib.suppress(TimeoutError, RpcError, OSError):
                 cur: dict[str, Any] = (await master_status(cluster))["tablets"][tablet]
                 if done(cur):
                     return cur
-            await asyncio.sleep(POLL_S)
-        return None
+            return None
+
+        return await poll_until(check, limit_s, POLL_S)
 
     @staticmethod
     async def _settled(cluster: Cluster) -> tuple[dict[str, str], set[str], dict[str, Any]] | None:
         """Member names, live members and the settled tablets with a spare live node, once there is one
         (at most ``SETTLE_WAIT_S``); None if there never was."""
-        deadline = time.monotonic() + SETTLE_WAIT_S
-        while True:
+        async def check() -> tuple[dict[str, str], set[str], dict[str, Any]] | None:
             with contextlib.suppress(TimeoutError, RpcError, OSError):
                 st = await master_status(cluster)
-                members = st["members"]
-                live = {m for m, r in members.items() if r["state"] == "normal" and r["alive"]}
-                ready = {t: tab for t, tab in st["tablets"].items()
-                         if tab["migration"] is None and tab["leader"] and tab["up"]
-                         and sorted(tab["up"]) == sorted(tab["acting"]) and live - set(tab["up"])}
+                live, ready = settled_with_spare(st)
                 if ready:
-                    return {m: r["name"] for m, r in members.items()}, live, ready
-            if time.monotonic() >= deadline:
-                return None
-            await asyncio.sleep(SETTLE_POLL_S)
+                    return {m: r["name"] for m, r in st["members"].items()}, live, ready
+            return None
+
+        return await poll_until(check, SETTLE_WAIT_S, SETTLE_POLL_S)
 
     @staticmethod
     async def _copying(cluster: Cluster, node: str, tablet: str, session: Any) -> bool:
         """Whether ``node`` reports ``tablet`` copying under ``session`` within ``COPY_START_S``."""
-        deadline = time.monotonic() + COPY_START_S
-        while time.monotonic() < deadline:
+        async def check() -> bool:
             rep = await replica_summary(cluster, node, tablet)
-            if rep is not None and rep.get("status") == "copying" and rep.get("session") == session:
-                return True
-            await asyncio.sleep(COPY_POLL_S)
-        return False
+            return rep is not None and rep.get("status") == "copying" and rep.get("session") == session
+
+        return bool(await poll_until(check, COPY_START_S, COPY_POLL_S))
 
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Steps 1-4 of the module docstring; return what was done."""

@@ -29,7 +29,7 @@ from harness.capabilities import NETWORK
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
-from harness.systems.reference.master import admin, master_status, restore_replica_counts
+from harness.systems.reference.master import admin, master_status, restore_replica_counts, settled_with_spare
 from harness.targets import complete_grudge
 from system.wire import RpcError
 
@@ -53,11 +53,7 @@ class CatchUpPartitionNemesis:
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Start the migration, wait for its promote stage, then partition; return what was done."""
         st = await master_status(cluster)
-        members = st["members"]
-        live = {m for m, r in members.items() if r["state"] == "normal" and r["alive"]}
-        ready = {t: tab for t, tab in st["tablets"].items()
-                 if tab["migration"] is None and tab["leader"] and tab["up"]
-                 and sorted(tab["up"]) == sorted(tab["acting"]) and live - set(tab["up"])}
+        live, ready = settled_with_spare(st)
         if not ready:
             return {"target": spec.target, "skipped": "no settled tablet with a spare live node"}
         t = rng.choice(sorted(ready, key=int))
@@ -78,7 +74,7 @@ class CatchUpPartitionNemesis:
             await asyncio.sleep(POLL_S)
         if stage != "promote":
             return {"target": spec.target, "tablet": int(t), "new": new, "skipped": f"migration stage {stage}"}
-        name = {m: r["name"] for m, r in members.items()}
+        name = {m: r["name"] for m, r in st["members"].items()}
         leader, learner = name[tab["leader"]], name[new]
         voters = sorted(name[m] for m in tab["acting"] if name[m] != leader)
         rest = [n for n in cluster.nodes() if n not in (leader, learner, *voters)]

@@ -31,13 +31,13 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from harness.capabilities import PROCESSES
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec
-from harness.systems.reference.info import node_call, replica_summary
+from harness.systems.reference.info import node_call, poll_until, replica_summary
 from harness.systems.reference.master import admin, master_status
 from system.wire import ConnectionLost, RpcError, Unreachable
 
@@ -47,19 +47,7 @@ DOWNLOAD_S = 0.5
 STAGE_WAIT_S = 15.0
 COPY_END_WAIT_S = COPY_DELAY_S + 10.0
 SETTLE_S = 30.0
-POLL_S = 0.05
 TRANSPORT_ERRORS = (TimeoutError, OSError, ConnectionLost, Unreachable, RpcError)
-
-
-async def _until(check: Callable[[], Awaitable[Any]], limit_s: float) -> Any:
-    """Poll ``check()`` until it returns something truthy; that value, or None after ``limit_s``."""
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        got = await check()
-        if got:
-            return got
-        await asyncio.sleep(POLL_S)
-    return None
 
 
 class CopyFailoverNemesis:
@@ -126,7 +114,7 @@ class CopyFailoverNemesis:
             rep = await replica_summary(cluster, d, t)
             return rep if rep is not None and rep.get("status") == "copying" else None
 
-        if await _until(copying, STAGE_WAIT_S) is None:
+        if await poll_until(copying, STAGE_WAIT_S) is None:
             return {**out, "skipped": f"{d} never reported the tablet copying within {STAGE_WAIT_S} s"}
         await asyncio.sleep(DOWNLOAD_S)  # the download from L takes milliseconds; the merge waits COPY_DELAY_S
         epoch = int((await master_status(cluster))["tablets"][t]["epoch"])
@@ -141,7 +129,7 @@ class CopyFailoverNemesis:
                 return None
             return rep
 
-        rep = await _until(adopted, COPY_DELAY_S + 1.0)
+        rep = await poll_until(adopted, COPY_DELAY_S + 1.0)
         if rep is None or rep.get("status") != "copying":
             out["skipped"] = ("the copy ended before a new leader reached it" if rep is not None else
                               f"{d} neither adopted a newer epoch nor ended its copy")
@@ -152,7 +140,7 @@ class CopyFailoverNemesis:
             rep = await replica_summary(cluster, d, t)
             return rep if rep is not None and rep.get("status") != "copying" else None
 
-        end = await _until(copy_ended, COPY_END_WAIT_S)
+        end = await poll_until(copy_ended, COPY_END_WAIT_S)
         out["copy_ended"] = ({"state": end.get("state"), "status": end.get("status"), "epoch": end.get("epoch")}
                              if end is not None else None)
         await self._restart_killed(cluster)
@@ -195,7 +183,7 @@ class CopyFailoverNemesis:
                 return all(tab["migration"] is None for tab in tabs)
             return False
 
-        await _until(settled, SETTLE_S)
+        await poll_until(settled, SETTLE_S)
 
 
 def package() -> CopyFailoverNemesis:
