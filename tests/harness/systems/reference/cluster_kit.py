@@ -118,3 +118,12 @@ async def cut_short_after(cluster: Cluster, step: str, start: Awaitable[Any]) ->
             await task
     finally:
         delattr(backend, step)
+
+
+async def heal_restarts_the_one_down(cluster: Cluster, package: Nemesis) -> None:
+    """Check that exactly one node is down (the cut-short start's kill acted), run the package's heal,
+    and check that every node runs again."""
+    down = [n for n in cluster.nodes() if not cluster.processes.running(n)]
+    assert len(down) == 1, down
+    await package.heal(cluster)
+    assert all(cluster.processes.running(n) for n in cluster.nodes())

@@ -21,6 +21,7 @@ from system.admin import call
 from system.wire import Unreachable
 from tests.harness.systems.reference.cluster_kit import (
     cut_short_after,
+    heal_restarts_the_one_down,
     leaders,
     load_fault,
     node_events,
@@ -111,9 +112,6 @@ def test_a_start_cut_short_during_its_kill_still_starts_the_leader_at_the_heal(t
             await settled(backend)
             pkg = load_fault("copy-failover")
             await cut_short_after(backend, "kill", pkg.start(backend, SPEC, random.Random(3)))
-            down = [n for n in backend.nodes() if not backend.processes.running(n)]
-            assert len(down) == 1, down
-            await pkg.heal(backend)
-            assert all(backend.processes.running(n) for n in backend.nodes())
+            await heal_restarts_the_one_down(backend, pkg)
 
     asyncio.run(scenario())

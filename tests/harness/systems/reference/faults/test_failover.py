@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from harness.protocols import FaultSpec
-from tests.harness.systems.reference.cluster_kit import cut_short_after, load_fault, reference_cluster, whole
+from tests.harness.systems.reference.cluster_kit import (
+    cut_short_after,
+    heal_restarts_the_one_down,
+    load_fault,
+    reference_cluster,
+    whole,
+)
 
 
 @pytest.mark.slow
@@ -26,9 +32,6 @@ def test_a_start_cut_short_during_its_kill_still_starts_the_victim_at_the_heal(t
             pkg = load_fault("failover")
             await cut_short_after(backend, "kill", pkg.start(backend, FaultSpec("failover", "lagging-leader"),
                                                              random.Random(1)))
-            down = [n for n in backend.nodes() if not backend.processes.running(n)]
-            assert len(down) == 1, down  # the kill acted
-            await pkg.heal(backend)
-            assert all(backend.processes.running(n) for n in backend.nodes())
+            await heal_restarts_the_one_down(backend, pkg)
 
     asyncio.run(scenario())

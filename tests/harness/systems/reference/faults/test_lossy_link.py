@@ -14,7 +14,7 @@ from harness.protocols import FaultSpec
 from harness.systems.reference.faults.lossy_link import _is_batch
 from harness.systems.reference.master import master_status
 from tests.harness.backends.local_cluster import local_cluster
-from tests.harness.systems.reference.cluster_kit import cut_short_after, load_fault
+from tests.harness.systems.reference.cluster_kit import cut_short_after, heal_restarts_the_one_down, load_fault
 
 WRITES = 400
 
@@ -94,9 +94,6 @@ def test_a_start_cut_short_during_its_kill_still_starts_the_leader_at_the_heal(t
             pkg = load_fault("lossy-link")
             await cut_short_after(backend, "kill", pkg.start(backend, FaultSpec("lossy-link", "leader-follower"),
                                                              random.Random(1)))
-            down = [n for n in backend.nodes() if not backend.processes.running(n)]
-            assert len(down) == 1, down
-            await pkg.heal(backend)
-            assert all(backend.processes.running(n) for n in backend.nodes())
+            await heal_restarts_the_one_down(backend, pkg)
 
     asyncio.run(scenario())
