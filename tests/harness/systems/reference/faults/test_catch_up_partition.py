@@ -1,0 +1,50 @@
+"""The catch-up-partition fault on a real local cluster: it cuts the leader the tablet has at promote.
+
+In the default campaign other faults replace leaders while a migration runs. At 6852d02 (seed 2) a window
+read the tablet's leader before it added the replica, the leader was replaced during the copy, and the
+partition cut the old one off with the new replica: the real leader went on committing with its voters,
+and ``count-pre-voter-acks`` went uncaught.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.protocols import FaultSpec
+from harness.systems.reference.master import master_status
+from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, routed, whole
+
+SPEC = FaultSpec("catch-up-partition", "cut-voters")
+
+
+@pytest.mark.slow
+def test_a_leader_replaced_during_the_copy_is_not_the_one_cut(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["catch-up-partition"]) as backend:
+            await whole(backend, set(), 60)
+            old = await routed(backend, 0, 60)
+            pkg = load_fault("catch-up-partition")
+            window = asyncio.create_task(pkg.start(backend, SPEC, random.Random(1)))
+            deadline = time.monotonic() + 10
+            while (await master_status(backend))["tablets"]["0"]["migration"] is None:
+                assert time.monotonic() < deadline and not window.done(), "the window started no migration"
+                await asyncio.sleep(0.01)
+            await backend.processes.kill(old)  # the copy is under way: the operators elect another leader
+            try:
+                done = await asyncio.wait_for(window, 60)
+            finally:
+                await backend.processes.start(old)
+            assert "skipped" not in done, done
+            assert done["leader"] != old, done  # old code: the leader read before the migration
+            assert done["synced"] is True, done
+            cut_from = set(done["grudge"][done["leader"]])
+            assert done["catching_up"] not in cut_from and set(done["voters"]) <= cut_from, done
+            await pkg.stop(backend)
+            await routed(backend, 0, 60)
+
+    asyncio.run(scenario())
