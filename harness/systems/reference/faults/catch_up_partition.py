@@ -46,6 +46,7 @@ TARGETS = ("cut-voters",)
 PROMOTE_WAIT_S = 20.0
 ELECTION_WAIT_S = 15.0
 SYNC_WAIT_S = 5.0
+ELECTION_POLL_S = 0.2
 POLL_S = 0.02
 
 
@@ -114,14 +115,15 @@ class CatchUpPartitionNemesis:
     async def _await_new_leader(cluster: Cluster, tablet: str, old: str) -> str | None:
         """Hold the partition until the operators have elected another leader (bounded): the window must
         outlast failure detection, or the cut-off leader is never replaced and nothing is lost."""
-        deadline = time.monotonic() + ELECTION_WAIT_S
-        while time.monotonic() < deadline:
+        async def check() -> str | None:
             with contextlib.suppress(TimeoutError, RpcError, OSError):
                 cur = (await master_status(cluster))["tablets"][tablet]
                 if cur.get("leader") and cur["leader"] != old:
                     return str(cur["leader"])
-            await asyncio.sleep(0.2)
-        return None
+            return None
+
+        got: str | None = await poll_until(check, ELECTION_WAIT_S, ELECTION_POLL_S)
+        return got
 
     async def stop(self, cluster: Cluster) -> dict[str, Any]:
         """Heal the network and put every tablet's replica count back."""
