@@ -68,6 +68,15 @@ class OpSource(Protocol):
 
 
 @runtime_checkable
+class OutcomeObserver(Protocol):
+    """An op source that also hears how each op ended (optional), to steer what it hands out next."""
+
+    def observe(self, worker: int, op: Invocation, outcome: Outcome) -> None:
+        """``worker``'s ``op`` ended with ``outcome``; called after the completion is recorded."""
+        ...
+
+
+@runtime_checkable
 class Workload(Protocol):
     """An operation generator, its final reads and the checkers that judge the history: Jepsen's partial
     test, for which the system under test provides the client."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from harness.cluster import Cluster
 from harness.generator import RateLimiter
 from harness.history.op import OpType
-from harness.protocols import Client, Invocation, OpSource, Outcome
+from harness.protocols import Client, Invocation, OpSource, Outcome, OutcomeObserver
 from harness.recorder import Recorder
 
 _TYPES = {"ok": OpType.OK, "fail": OpType.FAIL, "info": OpType.INFO}
@@ -73,6 +73,7 @@ async def client_worker(
 ) -> None:
     """Run ops for ``worker`` until the monotonic ``deadline`` or the generator runs dry."""
     process = worker
+    observer = source if isinstance(source, OutcomeObserver) else None
     holder = [make_client()]
     await holder[0].open(cluster)
     try:
@@ -84,6 +85,8 @@ async def client_worker(
             if op is None:
                 break
             outcome = await invoke_and_record(holder, process, op, recorder, op_timeout, tally)
+            if observer is not None:
+                observer.observe(worker, op, outcome)
             if outcome.type == "info":
                 process += concurrency
                 await holder[0].close()

@@ -2,7 +2,10 @@
 
 Written values are unique per key (the n-th op on a key writes n), which also lets the checker take
 its polynomial fast path. Each key is shared by a few workers and retired after a fixed number of ops,
-so every key's history stays small.
+so every key's history stays small. A group whose key stops answering (three reads or writes in a row
+that fail or time out: its shard has no leader, or its leader is cut off) sets the key aside for a while
+and takes another, so that one stuck shard does not hold a quarter of the workers still; the key is taken
+up again later, and read at the end like every key in use.
 """
 
 from __future__ import annotations
@@ -12,9 +15,19 @@ import random
 from harness.checker import Checker
 from harness.config import TestConfig
 from harness.generator import IndependentKeys, weighted_choice
-from harness.protocols import Invocation, OpSource
+from harness.protocols import Invocation, OpSource, Outcome
 
 MIX = [("read", 2.0), ("write", 1.0), ("cas", 1.0)]
+STUCK_AFTER = 3
+"""Reads or writes in a row on a key that fail or time out before its group sets the key aside."""
+REVISIT_AFTER = 300
+"""Ops issued, over all keys, before a key set aside is taken up again."""
+
+
+def stuck(op: Invocation, outcome: Outcome) -> bool:
+    """An outcome that shows the key not answering: an info, or a read or write that failed (a cas fails
+    when its expected value is not there, which says nothing about the key's shard)."""
+    return outcome.type == "info" or (outcome.type == "fail" and op.f != "cas")
 
 
 def make_op(rng: random.Random, key: object, n: int) -> Invocation:
@@ -39,15 +52,16 @@ class RegisterWorkload:
         self._source: IndependentKeys | None = None
 
     def generator(self, rng: random.Random, concurrency: int) -> OpSource:
-        """Groups of up to 4 workers per key, 120 ops per key."""
+        """Groups of up to 4 workers per key, 120 ops per key; a stuck key is set aside (:func:`stuck`)."""
         self._source = IndependentKeys(rng, concurrency, make_op, workers_per_key=min(4, concurrency),
-                                       ops_per_key=120)
+                                       ops_per_key=120, stuck=stuck, stuck_after=STUCK_AFTER,
+                                       revisit_after=REVISIT_AFTER)
         return self._source
 
     def final_ops(self) -> list[Invocation]:
-        """For each key in use when the workload stopped: a read, a write of the key's next unique value, and a
-        read again. All are checked for linearizability like every op, and, since they come after the heal,
-        for recovery (:mod:`checkers.recovery`).
+        """For each key in use when the workload stopped, or set aside: a read, a write of the key's next
+        unique value, and a read again. All are checked for linearizability like every op, and, since they
+        come after the heal, for recovery (:mod:`checkers.recovery`).
 
         The first read shows what the cluster kept: an acknowledged write lost by a crash shows there and
         nowhere else, since the write after it would hide it. The write and the read after it show that the

@@ -11,7 +11,7 @@ import harness.runtime
 from harness.cluster import Cluster
 from harness.config import TestConfig
 from harness.history.op import FINAL_PROCESS_BASE
-from harness.protocols import Client, Workload
+from harness.protocols import Client, Invocation, Outcome, Workload
 from harness.run import prepare, run_test
 from harness.testing import FakeSystem, MemoryBackend
 from tests.harness.refusing import RefusingClient
@@ -112,3 +112,34 @@ def test_final_write_and_read_on_a_healthy_cluster(tmp_path: Path) -> None:
     reads = {op.key: op.value for op in finals if op.f == "read"}  # the last read of each key
     writes = {op.key: op.value for op in finals if op.f == "write"}
     assert reads and reads == writes  # each key's last read sees its final write: nothing ran after it
+
+
+class OneShardStuck(FakeSystem):
+    """The fake system, whose key 0 lives on a shard without a leader: every op on it is refused."""
+
+    def client(self, workload: Workload, cluster: Cluster) -> Client:
+        """A client that refuses key 0 and passes the rest on."""
+        return RefusingClient(super().client(workload, cluster), lambda op: op.key == 0)
+
+
+def test_a_group_on_a_stuck_key_sets_it_aside_works_elsewhere_and_reads_it_at_the_end(tmp_path: Path) -> None:
+    config = TestConfig(workload="register", time_limit=2, nodes=3, seed=1, concurrency=4)
+    outcome = run_test(config, tmp_path, prepared=prepare(config, system=OneShardStuck(), backend=MemoryBackend()))
+    main = [op for op in outcome.run.read_history()
+            if isinstance(op.process, int) and op.process < FINAL_PROCESS_BASE and op.type.value != "invoke"]
+    first_ok = next(i for i, op in enumerate(main) if op.type.value == "ok")
+    on_stuck = [op for op in main[:first_ok] if op.key == 0]
+    assert len(on_stuck) < 10, "the group spent its key's every op on the stuck shard first"
+    assert any(op.key == 0 for op in main[first_ok:]), "the stuck key was taken up again"
+    finals = [op for op in outcome.run.read_history()
+              if isinstance(op.process, int) and op.process >= FINAL_PROCESS_BASE and op.type.value == "invoke"]
+    assert 0 in {op.key for op in finals}
+
+
+def test_a_failed_cas_is_no_sign_of_a_stuck_key() -> None:
+    from workloads.register import stuck
+
+    assert not stuck(Invocation("cas", 0, [1, 2]), Outcome("fail", None, "cas_mismatch"))
+    assert stuck(Invocation("write", 0, 2), Outcome("fail", None, "no leader"))
+    assert stuck(Invocation("read", 0), Outcome("info", None, "timeout"))
+    assert not stuck(Invocation("read", 0), Outcome("ok", 3))
