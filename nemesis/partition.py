@@ -34,6 +34,9 @@ for the reference client). A worker reopens its client after an indeterminate re
 starts again from some node, which may be the old leader: each round sends a few clients back to it, where
 a read after the new leader's writes is stale. At 3 s, one round fit, and the default campaign caught
 ``stale-leader-reads`` at 1 of seeds 1-3 in each of four measurements (2dfc6cd to d7fe69f)."""
+LEADER_WAIT_S = 5.0
+"""How long a ``leader-deposed`` window waits for the system to name a leader to cut off (none is known while
+its control plane restarts, or while every tablet is electing)."""
 POLL_S = 0.2
 PARTITION_WEIGHT = 4.0
 """How often the default campaign picks a partition, against 1 for the other blunt packages (2 for aimed
@@ -117,7 +120,16 @@ class PartitionNemesis:
 
     @staticmethod
     async def _depose(cluster: Cluster, rng: random.Random) -> dict[str, Any]:
-        lone = _lone(cluster.nodes(), await busiest_leader(cluster), rng)
+        """Cut off the busiest leader, waiting up to :data:`LEADER_WAIT_S` for one to be known: a node that
+        leads nothing has nothing to be deposed from, and its window would end at once."""
+        leader = await busiest_leader(cluster)
+        waited = time.monotonic() + LEADER_WAIT_S
+        while (leader is None or leader not in cluster.nodes()) and time.monotonic() < waited:
+            await asyncio.sleep(POLL_S)
+            leader = await busiest_leader(cluster)
+        if leader is None or leader not in cluster.nodes():
+            return {"target": DEPOSED, "skipped": f"no leader known within {LEADER_WAIT_S:g} s"}
+        lone = _lone(cluster.nodes(), leader, rng)
         grudge = grudge_for(DEPOSED, cluster.nodes(), rng, lone, cluster.members(CONTROL))
         await cluster.network.partition(grudge)
         after = await deposed(cluster, lone, DEPOSE_WAIT_S)
@@ -136,14 +148,16 @@ class PartitionNemesis:
 
 
 async def deposed(cluster: Cluster, node: str, timeout: float) -> float | None:
-    """Wait (at most ``timeout`` s) until the system no longer names ``node`` among its primaries; the
-    seconds waited, or None (also when the run has no primaries capability)."""
+    """Wait (at most ``timeout`` s) until the system names primaries and ``node`` is not among them; the
+    seconds waited, or None (also when the run has no primaries capability). An empty answer (no control
+    plane answered, or every shard is electing) names no one in the node's place, so it does not count."""
     if not cluster.has(PRIMARIES):
         return None
     started = time.monotonic()
     while time.monotonic() - started < timeout:
         try:
-            if node not in await cluster.primaries():
+            named = await cluster.primaries()
+            if named and node not in named:
                 return round(time.monotonic() - started, 3)
         except Exception:  # a system that cannot say now has not deposed it as far as we know
             pass

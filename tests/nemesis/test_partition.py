@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
 
+from harness.capabilities import PRIMARIES
 from harness.registry import Refused, load_nemesis, nemesis_names
+from nemesis import partition
 from nemesis.partition import DEPOSED, TARGETS, grudge_for
 
 NODES = ["n1", "n2", "n3", "n4", "n5"]
@@ -64,3 +67,36 @@ def test_leader_deposed_cuts_like_leader_alone() -> None:
     ops = ["op1", "op2"]
     assert grudge_for(DEPOSED, NODES, random.Random(1), "n2", ops) == grudge_for("leader-alone", NODES,
                                                                                  random.Random(1), "n2", ops)
+
+
+class Answers:
+    """What the system names as primaries, one answer per poll (the last one repeats): the two calls
+    :func:`deposed` and :func:`busiest_leader` make of a cluster."""
+
+    def __init__(self, *answers: list[str]) -> None:
+        self.answers = list(answers)
+
+    def has(self, capability: str) -> bool:
+        return capability == PRIMARIES
+
+    async def primaries(self) -> list[str]:
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+    def nodes(self) -> list[str]:
+        return ["n1", "n2", "n3"]
+
+
+def test_no_primaries_named_is_not_a_deposed_leader(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(partition, "POLL_S", 0.01)
+    cluster = Answers(["n1"], [], [], ["n2", "n1"], ["n2"])
+    after = asyncio.run(partition.deposed(cluster, "n1", 5.0))  # type: ignore[arg-type]
+    assert after is not None and cluster.answers == [["n2"]]
+    assert asyncio.run(partition.deposed(Answers([]), "n1", 0.1)) is None  # type: ignore[arg-type]
+
+
+def test_a_deposed_window_with_no_leader_known_skips_instead_of_cutting_a_random_node(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(partition, "POLL_S", 0.01)
+    monkeypatch.setattr(partition, "LEADER_WAIT_S", 0.1)
+    done = asyncio.run(partition.package()._depose(Answers([]), random.Random(1)))  # type: ignore[arg-type]
+    assert done == {"target": DEPOSED, "skipped": "no leader known within 0.1 s"}
