@@ -11,7 +11,8 @@ at 5d2c29e).
 
 So every such fault takes its **turn** (:meth:`DamageGuard.turn`): one at a time, and only when
 
-- no other damage is being done right now (a turn is never waited for: the window is skipped, saying so);
+- no other damage is being done right now (another fault's turn is waited for within the turn's
+  ``wait_s``, as the checks below are; after that the window is skipped, saying so);
 - the last damage is at least ``VISIBLE_S`` old, long enough for the damaged node to have restarted and
   reported what it refuses to serve;
 - the master reports every tablet whole and the last damaged node's old identities retired
@@ -24,7 +25,7 @@ So every such fault takes its **turn** (:meth:`DamageGuard.turn`): one at a time
   ``wait_s`` for it.
 
 A fault that removes a replica of one tablet (config-race, lagging-contract) leaves it fewer copies, so it
-takes a :meth:`DamageGuard.contraction`: refused while another fault holds the guard and within
+takes a :meth:`DamageGuard.contraction`: refused while another fault holds the guard (past its ``wait_s``) and within
 ``VISIBLE_S`` of the last damage, and unless that tablet's leader reports a full, synced ensemble (it may wait
 a few seconds for those two); it holds
 every damage off while it acts, and afterwards the master's pending placement change (``up`` differs from
@@ -141,19 +142,24 @@ class DamageGuard:
     async def turn(self, cluster: Cluster, wait_s: float = 0.0, damage: bool = True) -> AsyncIterator[str | None]:
         """The guard for one fault: yields None when the fault may take a replica's data (and holds every
         other fault off until the body ends and ``VISIBLE_S`` more have passed), else why not; the body must
-        then do nothing. Waits up to ``wait_s`` for the cluster to become whole; never for another turn.
+        then do nothing. Waits up to ``wait_s`` in all for another fault's turn to end and for the cluster to
+        become whole. Without the wait for a turn, the default campaign's aimed windows (a lagging contract, a
+        stalled swap) were often skipped because the other lane held the guard, and a seed whose plan holds
+        one such window missed the bug it opens (``contract-below-commit`` at seed 2, 6718763).
 
         A fault that takes no data but lowers what a tablet tolerates while it lasts (``damage`` False: a
         swap stalled on purpose makes elections fence four nodes) is held off while another fault takes data,
         and until the last damage is repaired, but not when no damage has happened in the run; it does not
         count as damage itself."""
-        if self._lock.locked():
+        started = time.monotonic()
+        if not await self._acquire(wait_s):
             yield self._busy()
             return
-        async with self._lock:
+        try:
+            left = wait_s - (time.monotonic() - started)
             why = None
             if damage or self._last is not None:
-                why = await _waited(lambda: self.refusal(cluster), wait_s)
+                why = await _waited(lambda: self.refusal(cluster), left)
             if why is None and damage:
                 self._last_nodes = []
             try:
@@ -161,6 +167,8 @@ class DamageGuard:
             finally:
                 if why is None and damage:
                     self._last = time.monotonic()
+        finally:
+            self._lock.release()
 
     @contextlib.asynccontextmanager
     async def contraction(self, cluster: Cluster, tablet: str, wait_s: float = 0.0) -> AsyncIterator[str | None]:
@@ -169,13 +177,30 @@ class DamageGuard:
 
         Refused while another fault holds the guard, within ``VISIBLE_S`` of the last damage, and unless
         ``tablet``'s leader reports a full, synced ensemble: a replica taken then, or one whose damage is not
-        visible yet, may be the second of three. Waits up to ``wait_s`` for the last two (holding damages off
-        meanwhile), never for another fault's turn. The other tablets' state does not matter to it."""
-        if self._lock.locked():
+        visible yet, may be the second of three. Waits up to ``wait_s`` in all for another fault's turn to end
+        and for the last two (holding damages off meanwhile). The other tablets' state does not matter to it."""
+        started = time.monotonic()
+        if not await self._acquire(wait_s):
             yield self._busy()
             return
-        async with self._lock:
-            yield await _waited(lambda: self._uncontractable(cluster, str(tablet)), wait_s)
+        try:
+            left = wait_s - (time.monotonic() - started)
+            yield await _waited(lambda: self._uncontractable(cluster, str(tablet)), left)
+        finally:
+            self._lock.release()
+
+    async def _acquire(self, wait_s: float) -> bool:
+        """Take the guard, waiting up to ``wait_s`` for another fault's turn to end; whether it was taken."""
+        if not self._lock.locked():
+            await self._lock.acquire()
+            return True
+        if wait_s <= 0:
+            return False
+        try:
+            await asyncio.wait_for(self._lock.acquire(), wait_s)
+        except TimeoutError:
+            return False
+        return True
 
     async def _uncontractable(self, cluster: Cluster, tablet: str) -> str | None:
         """Why a replica of ``tablet`` may not be removed now (see :meth:`contraction`), or None."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.protocols import FaultSpec
-from harness.systems.reference.faults.guard import VISIBLE_S, guard_of, unrepaired
+from harness.systems.reference.faults.guard import VISIBLE_S, DamageGuard, guard_of, unrepaired
 from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, turn_free
 
 
@@ -108,3 +108,32 @@ def test_unrepaired_names_what_is_missing() -> None:
     removing = {**whole, "up": ["n2", "n3"], "rf": 2}  # a replica removal the operator has not applied yet
     assert "placement change pending" in str(unrepaired({"members": members, "tablets": {"0": removing}}, set()))
     assert unrepaired({"members": members, "tablets": {"0": {**whole, "up": ["n3", "n2", "n1~2"]}}}, set()) is None
+
+
+def test_a_turn_waits_for_another_faults_turn_within_its_wait() -> None:
+    # At 6718763 a turn was never waited for: the default campaign's one lagging-contract window of seed 2
+    # was skipped because the other lane held the guard. Stalls (damage=False) with no damage in the run ask
+    # the cluster nothing, so no cluster is needed here.
+    async def scenario() -> tuple[str | None, str | None, float]:
+        guard = DamageGuard()
+        held = asyncio.Event()
+
+        async def hold() -> None:
+            async with guard.turn(None, damage=False) as why:  # type: ignore[arg-type]
+                assert why is None
+                held.set()
+                await asyncio.sleep(0.5)
+
+        holder = asyncio.create_task(hold())
+        await held.wait()
+        async with guard.turn(None, 0.1, damage=False) as short:  # type: ignore[arg-type]
+            pass
+        began = time.monotonic()
+        async with guard.turn(None, 5.0, damage=False) as patient:  # type: ignore[arg-type]
+            waited = time.monotonic() - began
+        await holder
+        return short, patient, waited
+
+    short, patient, waited = asyncio.run(scenario())
+    assert short is not None and "another fault" in short
+    assert patient is None and 0.2 < waited < 2.0
