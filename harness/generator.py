@@ -84,7 +84,7 @@ class IndependentKeys:
         return [p.key for p in self._parked]
 
     def key_for(self, group: int) -> int:
-        """The key a group is on now; keys never repeat across groups."""
+        """The key a group is on now; no two groups are ever on one key at once."""
         return self._groups[group].key_serial
 
     def next_op(self, worker: int) -> Invocation:

@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.capabilities import NETWORK, PRIMARIES
 from harness.cluster import Cluster
+from harness.polling import poll_until
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
 from harness.targets import busiest_leader, complete_grudge
@@ -122,14 +123,13 @@ class PartitionNemesis:
     async def _depose(cluster: Cluster, rng: random.Random) -> dict[str, Any]:
         """Cut off the busiest leader, waiting up to :data:`LEADER_WAIT_S` for one to be known: a node that
         leads nothing has nothing to be deposed from, and its window would end at once."""
-        leader = await busiest_leader(cluster)
-        waited = time.monotonic() + LEADER_WAIT_S
-        while (leader is None or leader not in cluster.nodes()) and time.monotonic() < waited:
-            await asyncio.sleep(POLL_S)
+        async def known_leader() -> str | None:
             leader = await busiest_leader(cluster)
-        if leader is None or leader not in cluster.nodes():
+            return leader if leader in cluster.nodes() else None
+
+        lone: str | None = await poll_until(known_leader, LEADER_WAIT_S, POLL_S)
+        if lone is None:
             return {"target": DEPOSED, "skipped": f"no leader known within {LEADER_WAIT_S:g} s"}
-        lone = _lone(cluster.nodes(), leader, rng)
         grudge = grudge_for(DEPOSED, cluster.nodes(), rng, lone, cluster.members(CONTROL))
         await cluster.network.partition(grudge)
         after = await deposed(cluster, lone, DEPOSE_WAIT_S)

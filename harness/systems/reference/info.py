@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from harness.systems.api import CONTROL
@@ -66,19 +65,6 @@ async def await_election(cluster: Cluster, tablet: str, old_leader: str, epoch: 
 
 
 NODE_CALL_TIMEOUT_S = 2.0
-POLL_S = 0.05
-
-
-async def poll_until(check: Callable[[], Awaitable[Any]], limit_s: float, every_s: float = POLL_S) -> Any:
-    """Poll ``check()`` every ``every_s`` until it returns something truthy; that value, or None after
-    ``limit_s``."""
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        got = await check()
-        if got:
-            return got
-        await asyncio.sleep(every_s)
-    return None
 
 
 async def node_call(cluster: Cluster, node: str, method: str, params: dict[str, Any]) -> Any:

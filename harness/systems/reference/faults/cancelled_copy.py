@@ -29,8 +29,9 @@ from typing import Any
 
 from harness.capabilities import NETWORK
 from harness.cluster import Cluster
+from harness.polling import poll_until
 from harness.protocols import FaultSpec
-from harness.systems.reference.info import cluster_info, poll_until, replica_summary
+from harness.systems.reference.info import cluster_info, replica_summary
 from harness.systems.reference.master import admin, master_status, restore_replica_counts, settled_with_spare
 from system.wire import RpcError
 

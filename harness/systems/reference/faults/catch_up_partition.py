@@ -35,9 +35,10 @@ from typing import Any
 
 from harness.capabilities import NETWORK
 from harness.cluster import Cluster
+from harness.polling import poll_until
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
-from harness.systems.reference.info import poll_until, replica_summary
+from harness.systems.reference.info import replica_summary
 from harness.systems.reference.master import admin, master_status, restore_replica_counts, settled_with_spare
 from harness.targets import complete_grudge
 from system.wire import RpcError

@@ -36,8 +36,9 @@ from typing import Any
 
 from harness.capabilities import PROCESSES
 from harness.cluster import Cluster
+from harness.polling import poll_until
 from harness.protocols import FaultSpec
-from harness.systems.reference.info import node_call, poll_until, replica_summary
+from harness.systems.reference.info import node_call, replica_summary
 from harness.systems.reference.master import admin, master_status
 from system.wire import ConnectionLost, RpcError, Unreachable
 

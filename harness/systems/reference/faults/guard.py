@@ -151,12 +151,11 @@ class DamageGuard:
         swap stalled on purpose makes elections fence four nodes) is held off while another fault takes data,
         and until the last damage is repaired, but not when no damage has happened in the run; it does not
         count as damage itself."""
-        started = time.monotonic()
-        if not await self._acquire(wait_s):
+        left = await self._acquire(wait_s)
+        if left is None:
             yield self._busy()
             return
         try:
-            left = wait_s - (time.monotonic() - started)
             why = None
             if damage or self._last is not None:
                 why = await _waited(lambda: self.refusal(cluster), left)
@@ -179,28 +178,29 @@ class DamageGuard:
         ``tablet``'s leader reports a full, synced ensemble: a replica taken then, or one whose damage is not
         visible yet, may be the second of three. Waits up to ``wait_s`` in all for another fault's turn to end
         and for the last two (holding damages off meanwhile). The other tablets' state does not matter to it."""
-        started = time.monotonic()
-        if not await self._acquire(wait_s):
+        left = await self._acquire(wait_s)
+        if left is None:
             yield self._busy()
             return
         try:
-            left = wait_s - (time.monotonic() - started)
             yield await _waited(lambda: self._uncontractable(cluster, str(tablet)), left)
         finally:
             self._lock.release()
 
-    async def _acquire(self, wait_s: float) -> bool:
-        """Take the guard, waiting up to ``wait_s`` for another fault's turn to end; whether it was taken."""
+    async def _acquire(self, wait_s: float) -> float | None:
+        """Take the guard, waiting up to ``wait_s`` for another fault's turn to end: what is left of
+        ``wait_s`` once taken, or None when it was not."""
+        started = time.monotonic()
         if not self._lock.locked():
             await self._lock.acquire()
-            return True
-        if wait_s <= 0:
-            return False
-        try:
-            await asyncio.wait_for(self._lock.acquire(), wait_s)
-        except TimeoutError:
-            return False
-        return True
+        elif wait_s <= 0:
+            return None
+        else:
+            try:
+                await asyncio.wait_for(self._lock.acquire(), wait_s)
+            except TimeoutError:
+                return None
+        return wait_s - (time.monotonic() - started)
 
     async def _uncontractable(self, cluster: Cluster, tablet: str) -> str | None:
         """Why a replica of ``tablet`` may not be removed now (see :meth:`contraction`), or None."""
