@@ -36,7 +36,7 @@ RECIPES: dict[str, Recipe] = {
                                       "node and truncates acknowledged appends, which the amnesia and log "
                                       "checkers report lost",
                                       targets={"failover": ("lagging-follower",)}),
-    "commit-prior-epoch": Recipe("register", ("kill",), 30, 3.0,
+    "commit-prior-epoch": Recipe("register", ("kill",), 30, 1.5,
                                  "the leader of the one tablet dies under heavy load, so the followers hold "
                                  "entries above the commit index they know; the new leader counts a follower's "
                                  "confirmation of such an older-epoch entry and commits it before its own no-op, "
