@@ -59,6 +59,19 @@ class Client(Protocol):
         ...
 
 
+@runtime_checkable
+class WorkerBound(Protocol):
+    """A client that learns which worker it serves before it opens (optional).
+
+    Jepsen binds each worker thread to one node: every client the worker opens, and every one it reopens
+    after an indeterminate op, talks to that node. A client that implements ``bind`` can do the same.
+    """
+
+    def bind(self, worker: int) -> None:
+        """This client serves ``worker`` (0 .. concurrency-1); called before each ``open``."""
+        ...
+
+
 class OpSource(Protocol):
     """Hands out the next operation for a worker (the workload's generator)."""
 

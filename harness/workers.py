@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from harness.cluster import Cluster
 from harness.generator import RateLimiter
 from harness.history.op import OpType
-from harness.protocols import Client, Invocation, OpSource, Outcome, OutcomeObserver
+from harness.protocols import Client, Invocation, OpSource, Outcome, OutcomeObserver, WorkerBound
 from harness.recorder import Recorder
 
 _TYPES = {"ok": OpType.OK, "fail": OpType.FAIL, "info": OpType.INFO}
@@ -74,8 +74,7 @@ async def client_worker(
     """Run ops for ``worker`` until the monotonic ``deadline`` or the generator runs dry."""
     process = worker
     observer = source if isinstance(source, OutcomeObserver) else None
-    holder = [make_client()]
-    await holder[0].open(cluster)
+    holder = [await _open_bound(make_client, worker, cluster)]
     try:
         while time.monotonic() < deadline:
             await limiter.acquire()
@@ -90,7 +89,15 @@ async def client_worker(
             if outcome.type == "info":
                 process += concurrency
                 await holder[0].close()
-                holder[0] = make_client()
-                await holder[0].open(cluster)
+                holder[0] = await _open_bound(make_client, worker, cluster)
     finally:
         await holder[0].close()
+
+
+async def _open_bound(make_client: Callable[[], Client], worker: int, cluster: Cluster) -> Client:
+    """A new client for ``worker``, told which worker it serves if it wants to know, then opened."""
+    client = make_client()
+    if isinstance(client, WorkerBound):
+        client.bind(worker)
+    await client.open(cluster)
+    return client

@@ -21,9 +21,12 @@ class ReferenceClient:
 
     Functions: read/get, write/put, cas ([expected, new]), delete, append, read-log.
 
-    Each client opened gets the next data node as its home, in turn (as Jepsen binds each client
-    process to a node): its first operations go there and are redirected to the leader, and a client
-    reopened after an indeterminate result starts from a home again.
+    Each client has a home data node (as Jepsen binds each worker thread to a node): its first
+    operations go there and are redirected to the leader, and a client reopened after an indeterminate
+    result starts from its home again. A client bound to a worker (:meth:`bind`) has that worker's node
+    as its home, every time it is reopened: a worker whose node still believes it leads, cut off from
+    its followers but not from clients, comes back to it after each timeout and reads what it serves. An
+    unbound client (the final reads) takes the next node in turn.
     """
 
     _homes = itertools.count()
@@ -32,11 +35,17 @@ class ReferenceClient:
         self._operators = operators
         self._timeout = timeout
         self._client: SystemClient | None = None
+        self._worker: int | None = None
+
+    def bind(self, worker: int) -> None:
+        """Serve ``worker``: its home is node ``worker`` mod the number of data nodes."""
+        self._worker = worker
 
     async def open(self, cluster: Cluster) -> None:
         """Connect through the cluster's operators (for routing), starting from a home node."""
         nodes = cluster.nodes()
-        home = nodes[next(ReferenceClient._homes) % len(nodes)] if nodes else None
+        turn = self._worker if self._worker is not None else next(ReferenceClient._homes)
+        home = nodes[turn % len(nodes)] if nodes else None
         self._client = SystemClient(self._operators(cluster), timeout=self._timeout, home=home)
 
     async def invoke(self, op: Invocation) -> Outcome:
