@@ -56,7 +56,7 @@ def test_lanes_overlap_but_a_package_is_never_in_two_windows_and_all_close_in_ti
 
 def test_targets_that_matter_and_aimed_packages_come_up_more() -> None:
     packages = reference_packages()
-    windows = [w for seed in range(200) for w in mixed_schedule(seed, packages, 120, 3)]  # type: ignore[arg-type]
+    windows = [w for seed in range(1000) for w in mixed_schedule(seed, packages, 120, 3)]  # type: ignore[arg-type]
     kill = Counter(w.spec.target for w in windows if w.spec.package == "kill")
     assert kill["leader"] > 2 * kill["one"] and kill["all"] > kill["minority"]
     assert kill["leader+control"] > 0, "the mix offers process faults the leader with its control plane"
