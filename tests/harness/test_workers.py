@@ -82,24 +82,24 @@ def test_refusals_lost_connections_and_timeouts_are_no_crash(tmp_path: Path) -> 
 
 
 class BoundClient:
-    """A client that notes which worker it was bound to, and when it was opened; every op is info."""
+    """A client that notes in ``log`` which worker it was bound to when it was opened and closed; every op is
+    info."""
 
-    log: list[tuple[str, int | None]] = []
-
-    def __init__(self) -> None:
+    def __init__(self, log: list[tuple[str, int | None]]) -> None:
+        self.log = log
         self.worker: int | None = None
 
     def bind(self, worker: int) -> None:
         self.worker = worker
 
     async def open(self, cluster: Any) -> None:
-        BoundClient.log.append(("open", self.worker))
+        self.log.append(("open", self.worker))
 
     async def invoke(self, op: Invocation) -> Outcome:
         return Outcome("info", None, "timeout")
 
     async def close(self) -> None:
-        BoundClient.log.append(("close", self.worker))
+        self.log.append(("close", self.worker))
 
 
 class ThreeOps:
@@ -116,17 +116,17 @@ class ThreeOps:
 
 
 def test_a_worker_binds_every_client_it_opens_to_itself_before_opening_it(tmp_path: Path) -> None:
-    BoundClient.log = []
+    log: list[tuple[str, int | None]] = []
     recorder = Recorder(tmp_path / "history.jsonl")
     source = ThreeOps()
 
     async def run() -> None:
         deadline = time.monotonic() + 10
-        await asyncio.gather(*(client_worker(w, 5, BoundClient, source, None, recorder,  # type: ignore[arg-type]
+        await asyncio.gather(*(client_worker(w, 5, lambda: BoundClient(log), source, None, recorder,  # type: ignore[arg-type]
                                              RateLimiter(0), deadline, 1.0, Tally()) for w in (1, 4)))
 
     asyncio.run(run())
     recorder.close()
     # each info reopens the client: an opening, three reopenings, each bound to the worker it serves
-    assert sorted(BoundClient.log) == sorted([("open", 1)] * 4 + [("close", 1)] * 4 + [("open", 4)] * 4
+    assert sorted(log) == sorted([("open", 1)] * 4 + [("close", 1)] * 4 + [("open", 4)] * 4
                                              + [("close", 4)] * 4)
