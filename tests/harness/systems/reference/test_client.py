@@ -16,6 +16,7 @@ import pytest
 
 from harness.backends.iptables import why_unavailable
 from harness.cluster import Cluster
+from harness.polling import poll_until
 from harness.protocols import Invocation
 from harness.systems.reference.client import ReferenceClient
 from harness.systems.reference.info import cluster_info, operators
@@ -48,10 +49,11 @@ async def scenario(tmp_path: Path) -> list[object]:
         try:
             hung = await mine.invoke(Invocation("write", "k", 1))
             assert hung.type == "info", hung
-            for _ in range(150):  # up to 30 s for the operator to elect another leader
-                if (await leaders(cluster)).get(0) not in (None, old):
-                    break
-                await asyncio.sleep(0.2)
+            async def another() -> str | None:
+                leader = (await leaders(cluster)).get(0)
+                return leader if leader != old else None
+
+            assert await poll_until(another, 30.0, 0.2), "the operator never elected another leader"
             # the new leader takes the newer write (the other client's first try may time out on the old one)
             assert (await client.put("k", 2)).type == "ok" or (await client.put("k", 2)).type == "ok"
             reads = []
