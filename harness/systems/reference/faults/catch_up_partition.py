@@ -49,12 +49,6 @@ ELECTION_WAIT_S = 15.0
 SYNC_WAIT_S = 5.0
 ELECTION_POLL_S = 0.2
 POLL_S = 0.02
-CATCH_UP_PARTITION_WEIGHT = 4.0
-"""How often the default campaign picks this package, as for ``lossy-link`` and ``lagging-contract``: a
-window catches ``count-pre-voter-acks`` only if a settled tablet has a spare node, its copy reaches
-``promote`` and an election follows. At 2 the 120 s plans of seeds 1-3 held 2, 4 and 1 windows; at 4355db7
-seed 1's two started late, at 111 s, with no settled tablet, and seed 3's one saw no migration reach
-``promote``. At 4 they hold 8, 5 and 6 (``fencepost test --plan --seed N --time-limit 120``)."""
 
 
 class CatchUpPartitionNemesis:
@@ -63,7 +57,6 @@ class CatchUpPartitionNemesis:
     name = "catch-up-partition"
     color = "#2a9d8f"
     needs = frozenset({NETWORK})
-    mix_weight = CATCH_UP_PARTITION_WEIGHT
 
     def targets(self) -> Sequence[str]:
         """cut-voters: the only shape."""

@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from harness import registry
-from harness.mix import window_shares
 from harness.protocols import FaultSpec
 from harness.systems.reference.master import master_status
 from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, routed, whole
@@ -50,13 +48,3 @@ def test_a_leader_replaced_during_the_copy_is_not_the_one_cut(tmp_path: Path) ->
             await routed(backend, 0, 60)
 
     asyncio.run(scenario())
-
-
-def test_the_default_campaign_weighs_it_like_the_other_faults_aimed_at_one_bug() -> None:
-    """At weight 2 the 120 s plans of seeds 1-3 held 2, 4 and 1 windows of it, too few to catch
-    ``count-pre-voter-acks`` at two of the three seeds (4355db7)."""
-    system = registry.load_system("reference")
-    shares = window_shares({n: registry.load_nemesis(n, system) for n in registry.nemesis_names(system)})
-    ours = shares[("catch-up-partition", "cut-voters")]
-    assert ours == pytest.approx(shares[("lossy-link", "leader-follower")])
-    assert ours > 1.5 * sum(s for (p, _), s in shares.items() if p == "copy-failover")
