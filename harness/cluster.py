@@ -50,6 +50,7 @@ class Cluster:
         self.capabilities = offered(system, backend)
         self.specs: dict[str, ProcessSpec] = {}
         self._network: SharedNetwork | None = None
+        self._wipes: dict[str, asyncio.Lock] = {}
 
     async def start(self, run_dir: Path, needs: frozenset[str] = frozenset(), ready_timeout: float = 60.0) -> None:
         """Have the backend start the system's processes under ``run_dir`` (prepared for the ``needs``
@@ -133,15 +134,21 @@ class Cluster:
 
     async def wipe(self, node: str) -> list[str]:
         """Kill ``node``, give it an empty data directory, let the system prepare its return (if it has a
-        rejoin step), and start it again; returns the extra start arguments the system asked for."""
+        rejoin step), and start it again; returns the extra start arguments the system asked for.
+
+        Two wipes of one node run one after the other. Faults in two lanes can wipe the same node at once
+        (at c273c74 the membership fault's re-add and the wipe fault both wiped n1): interleaved, the
+        second erase unmounted and deleted the disk the first had just given the restarted node, and the
+        run ended in an error reading its event log."""
         self.require(caps.DISK)
-        await self.processes.kill(node)
-        await self.disk.erase(node)
-        extra: list[str] = []
-        if isinstance(self.system, Rejoins):
-            extra = list(await self.system.rejoin(self, node))
-        await self.processes.start(node, extra)
-        return extra
+        async with self._wipes.setdefault(node, asyncio.Lock()):
+            await self.processes.kill(node)
+            await self.disk.erase(node)
+            extra: list[str] = []
+            if isinstance(self.system, Rejoins):
+                extra = list(await self.system.rejoin(self, node))
+            await self.processes.start(node, extra)
+            return extra
 
     async def heal_everything(self, packages: Mapping[str, Any]) -> None:
         """Run every fault package's heal step, then heal the network (when the run has one)."""
