@@ -270,12 +270,19 @@ class LocalBackend:
             raise ValueError(f"{node} has no data directory")
         return Path(data)
 
+    def _observed_file(self, node: str, observed: str) -> Path:
+        """Where the node's observation file ``observed`` is on disk: under the lazy disk's backing directory
+        when the node has one (observations are written straight through to it, and it stays readable when
+        the filesystem process is gone), else under its data directory."""
+        mount = self.mounts.get(node)
+        return Path(mount.backing if mount is not None else self._data_dir(node)) / observed
+
     async def erase(self, node: str) -> None:
         """Delete a stopped node's data: a new, empty disk (lazy storage is unmounted and emptied). Its
         observation files are kept aside first (:mod:`harness.backends.observations`)."""
         assert self.layout is not None
         for observed in self.specs[node].observations:  # what it saw outlives its disk
-            source = self._data_dir(node) / observed
+            source = self._observed_file(node, observed)
             data = await asyncio.to_thread(source.read_bytes) if source.is_file() else None
             await asyncio.to_thread(observations.keep, self.layout.dir, node, observed, data)
         mount = self.mounts.get(node)
@@ -333,8 +340,8 @@ class LocalBackend:
             if log.exists():
                 shutil.copy2(log, dest / log.name)
             for observed in spec.observations:
-                source = Path(spec.data_dir or "") / observed
-                current = source.read_bytes() if spec.data_dir and source.is_file() else None
+                source = self._observed_file(name, observed) if spec.data_dir else None
+                current = source.read_bytes() if source is not None and source.is_file() else None
                 data = observations.whole(self.layout.dir, name, observed, current)
                 if data is not None:
                     (dest / Path(observed).name).write_bytes(data)

@@ -11,6 +11,7 @@ import pytest
 from harness.backends.local import LocalBackend
 from harness.systems.reference.info import node_uuid
 from tests.harness.backends.local_cluster import local_cluster
+from tests.harness.systems.reference.cluster_kit import reference_cluster
 
 pytestmark = pytest.mark.slow
 
@@ -48,6 +49,27 @@ def test_an_erased_nodes_event_log_is_collected_whole(tmp_path: Path) -> None:
             await cluster.processes.kill("n1")
             await backend.erase("n1")
             assert await backend.read_file("n1", "events.jsonl") is None  # the disk is new and empty
+            await backend.collect(tmp_path / "run")
+        events = [json.loads(line) for line in (tmp_path / "run" / "nodes" / "n1" / "events.jsonl").read_text()
+                  .splitlines()]
+        assert any(e["event"] == "node_started" and e["uuid"] == uuid for e in events), events[:3]
+
+    asyncio.run(scenario())
+
+
+def test_a_nodes_event_log_is_collected_when_its_lazy_filesystem_is_gone(tmp_path: Path) -> None:
+    # At c273c74 (no-uuid-check, seed 2) n1's lazy filesystem was gone when the run ended (two wipes of it
+    # at once): collecting its event log through the mount failed with ENOTCONN, and the matrix stopped.
+    # The log is written straight through to the backing directory, which is still there.
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path / "cluster", nodes=3, tablets=1, nemesis=["lose-unsynced"]) as cluster:
+            backend = cluster.backend
+            assert isinstance(backend, LocalBackend)
+            uuid = await node_uuid(cluster, "n1")
+            process = backend.mounts["n1"].popen
+            assert process is not None
+            process.kill()
+            process.wait(10)
             await backend.collect(tmp_path / "run")
         events = [json.loads(line) for line in (tmp_path / "run" / "nodes" / "n1" / "events.jsonl").read_text()
                   .splitlines()]
