@@ -5,7 +5,9 @@ carry out (Jepsen's combined nemesis) instead of naming one. Its schedule, compu
 like any other, differs from a single fault's in three ways:
 
 - **Overlap.** Windows come in ``LANES`` lanes that run side by side, so a kill can land during a
-  partition, or a wipe during a membership change; one package is never in two windows at once.
+  partition, or a wipe during a membership change; one package is never in two windows at once. Each
+  window starts at its planned time, even while an earlier window of its lane is still starting
+  (:func:`harness.nemesis_runner.run_schedule`'s ``keep_time``), so the run follows the plan.
 - **Weighted targets.** The targets that matter most come up most: the leader (killed or paused
   together with the control plane, or cut off from it), a majority, and the whole cluster at once
   (every node killed, every node's power lost). A package may weigh its own targets (a ``weights``

@@ -37,13 +37,18 @@ async def _act(recorder: Recorder, f: str, value: Any, action: Any) -> None:
 
 async def run_schedule(
     schedule: Sequence[ScheduledFault], packages: Mapping[str, Nemesis], cluster: Cluster,
-    recorder: Recorder, started: float, tally: Tally,
+    recorder: Recorder, started: float, tally: Tally, *, keep_time: bool = False,
 ) -> None:
     """Apply every fault window of ``schedule``; ``started`` is the test's monotonic start time.
 
     Each lane's windows run in order, the lanes side by side; a package is in one window at a time. A
     window with a trigger first waits for that transition (at most :data:`TRIGGER_PATIENCE` of the
-    window; then it strikes anyway, for what is left of it). Cancelled
+    window; then it strikes anyway, for what is left of it).
+
+    With ``keep_time`` (the default campaign) every window starts at the time its seed planned, even while
+    an earlier window of its lane is still starting: an aimed fault's start may wait many seconds (for the
+    damage guard's turn, a copy, an election), and in order the lane's later windows would all start that
+    much late, the last ones never. Windows of one package still run one at a time. Cancelled
     (at the time limit), it stops the faults in progress before returning; a start still acting then is
     completed in the history as ``info`` with the error ``cancelled: ...``, and the run's final heal
     clears whatever it had put in force.
@@ -52,8 +57,12 @@ async def run_schedule(
     for window in schedule:
         lanes.setdefault(window.lane, []).append(window)
     locks = {name: asyncio.Lock() for name in packages}
-    tasks = [asyncio.create_task(_run_lane(ws, packages, locks, cluster, recorder, started, tally))
-             for _, ws in sorted(lanes.items())]
+    if keep_time:
+        tasks = [asyncio.create_task(_run_lane([w], packages, locks, cluster, recorder, started, tally, first=i))
+                 for _, ws in sorted(lanes.items()) for i, w in enumerate(ws)]
+    else:
+        tasks = [asyncio.create_task(_run_lane(ws, packages, locks, cluster, recorder, started, tally))
+                 for _, ws in sorted(lanes.items())]
     try:
         await asyncio.gather(*tasks)
     finally:
@@ -64,8 +73,8 @@ async def run_schedule(
 
 async def _run_lane(windows: Sequence[ScheduledFault], packages: Mapping[str, Nemesis],
                     locks: Mapping[str, asyncio.Lock], cluster: Cluster, recorder: Recorder, started: float,
-                    tally: Tally) -> None:
-    for i, window in enumerate(windows):
+                    tally: Tally, first: int = 0) -> None:
+    for i, window in enumerate(windows, start=first):
         with acting_for(f"lane {window.lane} window {i}"):  # its network cut composes with other lanes'
             await _run_window(window, packages, locks, cluster, recorder, started, tally)
 

@@ -112,7 +112,8 @@ async def execute(
             side_tasks.append(asyncio.create_task(_progress_loop(progress, tally, started, config.time_limit)))
         from harness.nemesis_runner import run_schedule
 
-        nemesis_task = asyncio.create_task(run_schedule(schedule, packages, cluster, recorder, started, tally))
+        nemesis_task = asyncio.create_task(run_schedule(schedule, packages, cluster, recorder, started, tally,
+                                                        keep_time=bool(config.extra.get("mix"))))
         side_tasks.append(nemesis_task)
         def make_client() -> Client:
             return system.client(workload, cluster)

@@ -68,3 +68,62 @@ def test_a_start_cancelled_at_the_time_limit_is_completed_as_info_and_the_histor
     assert ops == [(OpType.INVOKE, "start-slow-start", None),
                    (OpType.INFO, "start-slow-start", "cancelled: the run ended while it acted")]
     assert package.stops == 0  # never started, never stopped: the run's final heal clears what it left
+
+
+class Quick:
+    """A fault package that notes when each start came."""
+
+    name = "quick"
+    color = "#000000"
+    needs: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        self.started_at: list[float] = []
+
+    def targets(self) -> Sequence[str]:
+        return ("default",)
+
+    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+        self.started_at.append(time.monotonic())
+        return {}
+
+    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+        return {}
+
+    async def heal(self, cluster: Cluster) -> None:
+        pass
+
+
+def _starts_while_a_slow_start_holds_its_lane(tmp_path: Path, keep_time: bool) -> list[float]:
+    """Lane 0: a start that takes a minute at 0 s, then a quick window at 0.2 s; lane 1: a quick window at
+    0.3 s. Return when the quick windows started, in seconds from the test's start."""
+    tmp_path.mkdir()
+    cluster = Cluster(TestConfig(nodes=3), FakeSystem(), MemoryBackend())
+    slow, quick = SlowStart(), Quick()
+    schedule = [ScheduledFault(0.0, 0.1, FaultSpec("slow-start", "default"), seed=1, lane=0),
+                ScheduledFault(0.2, 0.1, FaultSpec("quick", "default"), seed=2, lane=0),
+                ScheduledFault(0.3, 0.1, FaultSpec("quick", "default"), seed=3, lane=1)]
+    recorder = Recorder(tmp_path / "history.jsonl")
+    started = time.monotonic()
+
+    async def scenario() -> None:
+        await cluster.start(tmp_path)
+        task = asyncio.create_task(run_schedule(schedule, {"slow-start": slow, "quick": quick}, cluster, recorder,
+                                                started, Tally(), keep_time=keep_time))
+        await asyncio.sleep(1.0)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        recorder.close()
+    return [round(t - started, 1) for t in quick.started_at]
+
+
+def test_the_default_campaign_starts_each_window_on_time_while_an_earlier_one_of_its_lane_still_starts(
+        tmp_path: Path) -> None:
+    # In order (a recipe's single lane), lane 0's second window waits for the slow start; the other lane's
+    # window is on time. Keeping time, both are.
+    assert _starts_while_a_slow_start_holds_its_lane(tmp_path / "in-order", keep_time=False) == [0.3]
+    assert _starts_while_a_slow_start_holds_its_lane(tmp_path / "on-time", keep_time=True) == [0.2, 0.3]
