@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Any
 
 from harness.cluster import Cluster
@@ -11,6 +12,17 @@ from system.admin import call
 from system.wire import RpcError
 
 CALL_TIMEOUT_S = 10.0
+_HELD: weakref.WeakKeyDictionary[Cluster, set[str]] = weakref.WeakKeyDictionary()
+
+
+def held_counts(cluster: Cluster) -> set[str]:
+    """The tablets whose replica count a fault window in progress has changed on purpose, by tablet id:
+    another window's :func:`restore_replica_counts` leaves them alone, and the window that holds one
+    restores it when it ends. Add a tablet when the change is made, discard it before restoring."""
+    held = _HELD.get(cluster)
+    if held is None:
+        held = _HELD[cluster] = set()
+    return held
 
 
 def master_addr(cluster: Cluster) -> tuple[str, int, str]:
@@ -50,12 +62,17 @@ async def admin(cluster: Cluster, method: str, params: dict[str, Any]) -> Any:
 
 async def restore_replica_counts(cluster: Cluster, tries: int = 5) -> dict[str, int]:
     """Set every tablet's replica count back to the cluster's replication factor (the master's policy
-    loop then re-adds replicas); a change that races another one is retried. Returns tablet -> count."""
+    loop then re-adds replicas); a change that races another one is retried. Returns tablet -> count.
+
+    A tablet another window holds (:func:`held_counts`) is left as it is: in the default campaign one
+    window's end used to put back the count a ``catch-up-partition`` window had just raised, and the
+    operator cancelled that window's migration before it could cut anything."""
     rf = int(cluster_info(cluster).get("replication") or 3)
     restored: dict[str, int] = {}
     for _ in range(tries):
         st = await master_status(cluster)
-        todo = {t: tab for t, tab in st["tablets"].items() if tab["rf"] is not None and int(tab["rf"]) != rf}
+        todo = {t: tab for t, tab in st["tablets"].items()
+                if tab["rf"] is not None and int(tab["rf"]) != rf and t not in held_counts(cluster)}
         if not todo:
             break
         for t, tab in todo.items():

@@ -11,6 +11,10 @@ it a voter. This fault opens the window where that rule matters:
 3. partition that leader and the new replica from the tablet's other voters and from the operators, and
    hold it until the operators have elected a new leader among those voters (at most 15 s).
 
+The window first waits (at most ``SETTLE_WAIT_S``) for a settled tablet with a spare live node, and holds
+the tablet's raised replica count (:func:`~harness.systems.reference.master.held_counts`) until it ends, so
+that another window's end does not put the count back and cancel the migration.
+
 The leader can now reach only a non-voter. A correct leader commits nothing (its writes time out), and
 the operators elect a new leader among the cut-off voters. A leader that counts the catch-up member
 acknowledges writes that no voter majority holds; the new leader never had them, so the linearizability
@@ -39,7 +43,13 @@ from harness.polling import poll_until
 from harness.protocols import FaultSpec
 from harness.systems.api import CONTROL
 from harness.systems.reference.info import replica_summary
-from harness.systems.reference.master import admin, master_status, restore_replica_counts, settled_with_spare
+from harness.systems.reference.master import (
+    admin,
+    held_counts,
+    master_status,
+    restore_replica_counts,
+    settled_with_spare,
+)
 from harness.targets import complete_grudge
 from system.wire import RpcError
 
@@ -47,6 +57,7 @@ TARGETS = ("cut-voters",)
 PROMOTE_WAIT_S = 20.0
 ELECTION_WAIT_S = 15.0
 SYNC_WAIT_S = 5.0
+SETTLE_WAIT_S = 10.0
 ELECTION_POLL_S = 0.2
 POLL_S = 0.02
 
@@ -58,6 +69,9 @@ class CatchUpPartitionNemesis:
     color = "#2a9d8f"
     needs = frozenset({NETWORK})
 
+    def __init__(self) -> None:
+        self._held: set[str] = set()
+
     def targets(self) -> Sequence[str]:
         """cut-voters: the only shape."""
         return TARGETS
@@ -65,10 +79,18 @@ class CatchUpPartitionNemesis:
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Start the migration, wait for its promote stage and the stream's sync, then partition; return
         what was done."""
-        st = await master_status(cluster)
-        live, ready = settled_with_spare(st)
-        if not ready:
-            return {"target": spec.target, "skipped": "no settled tablet with a spare live node"}
+        async def opening() -> tuple[set[str], dict[str, Any]] | None:
+            with contextlib.suppress(TimeoutError, RpcError, OSError):
+                live, ready = settled_with_spare(await master_status(cluster))
+                if ready:
+                    return live, ready
+            return None
+
+        found = await poll_until(opening, SETTLE_WAIT_S, ELECTION_POLL_S)
+        if found is None:
+            return {"target": spec.target,
+                    "skipped": f"no settled tablet with a spare live node within {SETTLE_WAIT_S} s"}
+        live, ready = found
         full = {t: tab for t, tab in ready.items() if len(tab["acting"]) >= 3}
         t = rng.choice(sorted(full or ready, key=int))
         tab = ready[t]
@@ -77,6 +99,8 @@ class CatchUpPartitionNemesis:
             await admin(cluster, "add_replica", {"tablet": int(t), "node": new, "config_id": tab["config_id"]})
         except RpcError as e:
             return {"target": spec.target, "tablet": int(t), "skipped": f"add_replica refused: {e.code}"}
+        held_counts(cluster).add(t)
+        self._held.add(t)
         deadline = time.monotonic() + PROMOTE_WAIT_S
         stage, cur = None, tab
         while time.monotonic() < deadline:
@@ -127,8 +151,10 @@ class CatchUpPartitionNemesis:
         return got
 
     async def stop(self, cluster: Cluster) -> dict[str, Any]:
-        """Heal the network and put every tablet's replica count back."""
+        """Heal the network, release the tablet it held, and put every tablet's replica count back."""
         await cluster.network.heal()
+        held_counts(cluster).difference_update(self._held)
+        self._held.clear()
         restored = await restore_replica_counts(cluster)
         return {"healed": True, "restored": restored}
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.polling import poll_until
 from harness.protocols import FaultSpec
-from harness.systems.reference.master import master_status
+from harness.systems.reference.master import master_status, restore_replica_counts
 from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, routed, whole
 
 SPEC = FaultSpec("catch-up-partition", "cut-voters")
@@ -45,6 +46,40 @@ def test_a_leader_replaced_during_the_copy_is_not_the_one_cut(tmp_path: Path) ->
             cut_from = set(done["grudge"][done["leader"]])
             assert done["catching_up"] not in cut_from and set(done["voters"]) <= cut_from, done
             await pkg.stop(backend)
+            await routed(backend, 0, 60)
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.slow
+def test_a_window_waits_for_a_spare_node_and_keeps_its_raised_count_when_another_window_ends(tmp_path: Path) -> None:
+    # In the default campaign at f78528b (seed 2) another window's end put every tablet's replica count back
+    # while this window's migration was copying: the operator cancelled it, and the window cut nothing.
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["catch-up-partition"]) as backend:
+            await whole(backend, set(), 60)
+            await routed(backend, 0, 60)
+            st = await master_status(backend)
+            name = {m: r["name"] for m, r in st["members"].items()}
+            spare = next(m for m in st["members"] if m not in st["tablets"]["0"]["up"])
+            await backend.processes.kill(name[spare])
+
+            async def seen_dead() -> bool:
+                return not (await master_status(backend))["members"][spare]["alive"]
+            assert await poll_until(seen_dead, 30), "the master never saw the spare node die"
+            pkg = load_fault("catch-up-partition")
+            window = asyncio.create_task(pkg.start(backend, SPEC, random.Random(1)))
+            await asyncio.sleep(1.0)
+            assert not window.done(), window.result()  # old code: skipped at once, no spare live node
+            await backend.processes.start(name[spare])
+            deadline = time.monotonic() + 30
+            while (await master_status(backend))["tablets"]["0"]["migration"] is None:
+                assert time.monotonic() < deadline and not window.done(), "the window started no migration"
+                await asyncio.sleep(0.01)
+            assert await restore_replica_counts(backend) == {}  # another window ends: this tablet is held
+            done = await asyncio.wait_for(window, 60)
+            assert "skipped" not in done, done
+            assert (await pkg.stop(backend))["restored"] == {"0": 3}
             await routed(backend, 0, 60)
 
     asyncio.run(scenario())
