@@ -9,7 +9,8 @@ it a voter. This fault opens the window where that rule matters:
    that moment* reports the new replica's stream synced (at most ``SYNC_WAIT_S``): only a synced catch-up
    member's acknowledgements can count;
 3. partition that leader and the new replica from the tablet's other voters and from the operators, and
-   hold it until the operators have elected a new leader among those voters (at most 15 s).
+   hold it until the operators have elected a new leader among those voters (at most 15 s), then
+   ``DEPOSED_HOLD_S`` more.
 
 The window first waits (at most ``SETTLE_WAIT_S``) for a settled tablet with a spare live node, and holds
 the tablet's raised replica count (:func:`~harness.systems.reference.master.held_counts`) until it ends, so
@@ -58,6 +59,11 @@ PROMOTE_WAIT_S = 20.0
 ELECTION_WAIT_S = 15.0
 SYNC_WAIT_S = 5.0
 SETTLE_WAIT_S = 10.0
+DEPOSED_HOLD_S = 6.0
+"""How long the cut holds after the new leader is named, as a ``leader-deposed`` partition's does: the old
+leader still takes writes from the clients that reach it, and with the bug acknowledges them with the catch-up
+member alone. At d9dae55 (seed 2) two windows cut a synced leader and healed 0.2 s after the election; no
+write reached either old leader in the 3 s before it, and the bug went uncaught."""
 ELECTION_POLL_S = 0.2
 POLL_S = 0.02
 
@@ -123,6 +129,8 @@ class CatchUpPartitionNemesis:
         grudge = complete_grudge([[leader, learner], voters + rest + sorted(cluster.members(CONTROL))])
         await cluster.network.partition(grudge)
         elected = await self._await_new_leader(cluster, t, cur["leader"])
+        if elected:
+            await asyncio.sleep(DEPOSED_HOLD_S)
         return {"target": spec.target, "tablet": int(t), "leader": leader, "catching_up": learner,
                 "voters": voters, "synced": synced, "grudge": grudge, "new_leader": name.get(elected or "", elected)}
 

@@ -17,6 +17,7 @@ import pytest
 
 from harness.polling import poll_until
 from harness.protocols import FaultSpec
+from harness.systems.reference.faults.catch_up_partition import DEPOSED_HOLD_S
 from harness.systems.reference.master import master_status, restore_replica_counts
 from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, routed, whole
 
@@ -77,8 +78,17 @@ def test_a_window_waits_for_a_spare_node_and_keeps_its_raised_count_when_another
                 assert time.monotonic() < deadline and not window.done(), "the window started no migration"
                 await asyncio.sleep(0.01)
             assert await restore_replica_counts(backend) == {}  # another window ends: this tablet is held
-            done = await asyncio.wait_for(window, 60)
+            leaders: list[tuple[float, str]] = []
+            while not window.done():
+                leaders.append((time.monotonic(), name.get(st["tablets"]["0"]["leader"] or "", "")))
+                await asyncio.sleep(0.1)
+                st = await master_status(backend)
+                name |= {m: r["name"] for m, r in st["members"].items()}
+            returned = time.monotonic()
+            done = window.result()
             assert "skipped" not in done, done
+            named = min(t for t, leader in leaders if leader == done["new_leader"])
+            assert returned - named >= DEPOSED_HOLD_S - 1.0, done  # old code: healed 0.2 s after the election
             assert (await pkg.stop(backend))["restored"] == {"0": 3}
             await routed(backend, 0, 60)
 
