@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ from harness.cluster import Cluster
 from harness.config import TestConfig
 from harness.history.op import NEMESIS, OpType
 from harness.nemesis_runner import run_schedule
-from harness.protocols import FaultSpec
+from harness.protocols import FaultSpec, Nemesis
 from harness.recorder import Recorder
 from harness.schedule import ScheduledFault
 from harness.testing import FakeSystem, MemoryBackend
@@ -45,18 +45,18 @@ class SlowStart:
         pass
 
 
-def test_a_start_cancelled_at_the_time_limit_is_completed_as_info_and_the_history_stays_paired(
-        tmp_path: Path) -> None:
+def _run_then_cancel(tmp_path: Path, schedule: Sequence[ScheduledFault], packages: Mapping[str, Nemesis],
+                     started: float, after_s: float, keep_time: bool = False) -> Recorder:
+    """Run ``schedule`` on a fake three-node cluster, cancel it ``after_s`` seconds in (the run's time limit),
+    and return its (closed) recorder."""
     cluster = Cluster(TestConfig(nodes=3), FakeSystem(), MemoryBackend())
-    package = SlowStart()
-    schedule = [ScheduledFault(0.0, 30.0, FaultSpec("slow-start", "default"), seed=1)]
     recorder = Recorder(tmp_path / "history.jsonl")
 
     async def scenario() -> None:
         await cluster.start(tmp_path)
-        task = asyncio.create_task(run_schedule(schedule, {"slow-start": package}, cluster, recorder,
-                                                time.monotonic(), Tally()))
-        await asyncio.sleep(0.3)  # the run's time limit comes while the start is still acting
+        task = asyncio.create_task(run_schedule(schedule, packages, cluster, recorder, started, Tally(),
+                                                keep_time=keep_time))
+        await asyncio.sleep(after_s)
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
 
@@ -64,6 +64,15 @@ def test_a_start_cancelled_at_the_time_limit_is_completed_as_info_and_the_histor
         asyncio.run(scenario())
     finally:
         recorder.close()
+    return recorder
+
+
+def test_a_start_cancelled_at_the_time_limit_is_completed_as_info_and_the_history_stays_paired(
+        tmp_path: Path) -> None:
+    package = SlowStart()
+    schedule = [ScheduledFault(0.0, 30.0, FaultSpec("slow-start", "default"), seed=1)]
+    # the run's time limit comes while the start is still acting
+    recorder = _run_then_cancel(tmp_path, schedule, {"slow-start": package}, time.monotonic(), 0.3)
     ops = [(op.type, op.f, op.error) for op in recorder.ops if op.process == NEMESIS]
     assert ops == [(OpType.INVOKE, "start-slow-start", None),
                    (OpType.INFO, "start-slow-start", "cancelled: the run ended while it acted")]
@@ -98,26 +107,12 @@ def _starts_while_a_slow_start_holds_its_lane(tmp_path: Path, keep_time: bool) -
     """Lane 0: a start that takes a minute at 0 s, then a quick window at 0.2 s; lane 1: a quick window at
     0.3 s. Return when the quick windows started, in seconds from the test's start."""
     tmp_path.mkdir()
-    cluster = Cluster(TestConfig(nodes=3), FakeSystem(), MemoryBackend())
     slow, quick = SlowStart(), Quick()
     schedule = [ScheduledFault(0.0, 0.1, FaultSpec("slow-start", "default"), seed=1, lane=0),
                 ScheduledFault(0.2, 0.1, FaultSpec("quick", "default"), seed=2, lane=0),
                 ScheduledFault(0.3, 0.1, FaultSpec("quick", "default"), seed=3, lane=1)]
-    recorder = Recorder(tmp_path / "history.jsonl")
     started = time.monotonic()
-
-    async def scenario() -> None:
-        await cluster.start(tmp_path)
-        task = asyncio.create_task(run_schedule(schedule, {"slow-start": slow, "quick": quick}, cluster, recorder,
-                                                started, Tally(), keep_time=keep_time))
-        await asyncio.sleep(1.0)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-
-    try:
-        asyncio.run(scenario())
-    finally:
-        recorder.close()
+    _run_then_cancel(tmp_path, schedule, {"slow-start": slow, "quick": quick}, started, 1.0, keep_time)
     return [round(t - started, 1) for t in quick.started_at]
 
 

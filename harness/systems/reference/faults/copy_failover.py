@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from harness.capabilities import PROCESSES
@@ -55,8 +55,6 @@ campaign at a35905c, 11 of this fault's 63 windows (31 runs) found none at their
 as ``catch-up-partition``'s did before d9dae55."""
 POLL_S = 0.2
 TRANSPORT_ERRORS = (TimeoutError, OSError, ConnectionLost, Unreachable, RpcError)
-Opening = tuple[dict[str, str], set[str], dict[str, dict[str, Any]]]
-"""What a window found to act on: member id -> name, the live members, and the ready tablets by id."""
 
 
 class CopyFailoverNemesis:
@@ -81,7 +79,20 @@ class CopyFailoverNemesis:
 
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Steps 1-5 of the module docstring; return what was done, or what was skipped and why."""
-        found = await poll_until(_opening(cluster), SETTLE_WAIT_S, POLL_S)
+        async def opening() -> tuple[dict[str, str], set[str], dict[str, Any]] | None:
+            with contextlib.suppress(*TRANSPORT_ERRORS):
+                st = await master_status(cluster)
+                members = st["members"]
+                live = {m for m, r in members.items() if r["state"] in ("normal", "bootstrapping") and r["alive"]}
+                ready = {t: tab for t, tab in st["tablets"].items()
+                         if tab["migration"] is None and tab["status"] == "steady" and tab["leader"] in live
+                         and tab["up"] and sorted(tab["up"]) == sorted(tab["acting"]) and len(tab["acting"]) >= 3
+                         and set(tab["acting"]) <= live and live - set(tab["up"])}
+                if ready:
+                    return {m: r["name"] for m, r in members.items()}, live, ready
+            return None
+
+        found = await poll_until(opening, SETTLE_WAIT_S, POLL_S)
         if found is None:
             return {"target": spec.target, "skipped": "no settled tablet of 3+ live replicas with a spare live "
                                                       f"node within {SETTLE_WAIT_S} s"}
@@ -188,24 +199,6 @@ class CopyFailoverNemesis:
             return False
 
         await poll_until(settled, SETTLE_S)
-
-
-def _opening(cluster: Cluster) -> Callable[[], Awaitable[Opening | None]]:
-    """A poll for a settled tablet (no migration, acting set = up set, 3+ members, every one alive, a live
-    leader) with a live node outside its up set: member names, live members and the ready tablets, or None."""
-    async def check() -> Opening | None:
-        with contextlib.suppress(*TRANSPORT_ERRORS):
-            st = await master_status(cluster)
-            members = st["members"]
-            live = {m for m, r in members.items() if r["state"] in ("normal", "bootstrapping") and r["alive"]}
-            ready = {t: tab for t, tab in st["tablets"].items()
-                     if tab["migration"] is None and tab["status"] == "steady" and tab["leader"] in live
-                     and tab["up"] and sorted(tab["up"]) == sorted(tab["acting"]) and len(tab["acting"]) >= 3
-                     and set(tab["acting"]) <= live and live - set(tab["up"])}
-            if ready:
-                return {m: r["name"] for m, r in members.items()}, live, ready
-        return None
-    return check
 
 
 def package() -> CopyFailoverNemesis:

@@ -15,6 +15,7 @@ from harness import registry
 from harness.backends.local import LocalBackend
 from harness.cluster import Cluster, running
 from harness.config import TestConfig
+from harness.polling import poll_until
 from harness.protocols import Nemesis
 from harness.systems.reference.faults.guard import guard_of, unrepaired
 from harness.systems.reference.master import master_status
@@ -70,6 +71,18 @@ async def whole(cluster: Cluster, replacing: set[str], limit_s: float) -> dict[s
             return st
         assert time.monotonic() < deadline, why
         await asyncio.sleep(0.5)
+
+
+async def kill_spare(cluster: Cluster, tablet: str, limit_s: float = 30.0) -> str:
+    """Kill the member outside ``tablet``'s up set and wait until the master sees it dead; its name."""
+    st = await master_status(cluster)
+    spare = next(m for m in st["members"] if m not in st["tablets"][tablet]["up"])
+    await cluster.processes.kill(st["members"][spare]["name"])
+
+    async def seen_dead() -> bool:
+        return not (await master_status(cluster))["members"][spare]["alive"]
+    assert await poll_until(seen_dead, limit_s), "the master never saw the spare node die"
+    return str(st["members"][spare]["name"])
 
 
 async def rejoined(cluster: Cluster, node: str, limit_s: float) -> str:

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.polling import poll_until
 from harness.protocols import FaultSpec
 from harness.systems.reference.faults.catch_up_partition import DEPOSED_HOLD_S
 from harness.systems.reference.master import master_status, restore_replica_counts
-from tests.harness.systems.reference.cluster_kit import load_fault, reference_cluster, routed, whole
+from tests.harness.systems.reference.cluster_kit import kill_spare, load_fault, reference_cluster, routed, whole
 
 SPEC = FaultSpec("catch-up-partition", "cut-voters")
 
@@ -60,19 +59,14 @@ def test_a_window_waits_for_a_spare_node_and_keeps_its_raised_count_when_another
         async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["catch-up-partition"]) as backend:
             await whole(backend, set(), 60)
             await routed(backend, 0, 60)
+            spare = await kill_spare(backend, "0")
             st = await master_status(backend)
             name = {m: r["name"] for m, r in st["members"].items()}
-            spare = next(m for m in st["members"] if m not in st["tablets"]["0"]["up"])
-            await backend.processes.kill(name[spare])
-
-            async def seen_dead() -> bool:
-                return not (await master_status(backend))["members"][spare]["alive"]
-            assert await poll_until(seen_dead, 30), "the master never saw the spare node die"
             pkg = load_fault("catch-up-partition")
             window = asyncio.create_task(pkg.start(backend, SPEC, random.Random(1)))
             await asyncio.sleep(1.0)
             assert not window.done(), window.result()  # old code: skipped at once, no spare live node
-            await backend.processes.start(name[spare])
+            await backend.processes.start(spare)
             deadline = time.monotonic() + 30
             while (await master_status(backend))["tablets"]["0"]["migration"] is None:
                 assert time.monotonic() < deadline and not window.done(), "the window started no migration"

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from harness.cluster import Cluster
-from harness.polling import poll_until
 from harness.protocols import FaultSpec
 from harness.systems.reference.faults.copy_failover import COPY_DELAY_S
 from harness.systems.reference.info import cluster_info
@@ -23,6 +22,7 @@ from system.wire import Unreachable
 from tests.harness.systems.reference.cluster_kit import (
     cut_short_after,
     heal_restarts_the_one_down,
+    kill_spare,
     leaders,
     load_fault,
     node_events,
@@ -124,14 +124,8 @@ def test_a_window_waits_for_a_spare_node_to_come_back(tmp_path: Path) -> None:
     # live node at their start (another window had a node down) and skipped at once.
     async def scenario() -> None:
         async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["copy-failover"]) as backend:
-            st = await settled(backend)
-            spare = next(m for m in st["members"] if m not in st["tablets"]["0"]["up"])
-            spare_name = st["members"][spare]["name"]
-            await backend.processes.kill(spare_name)
-
-            async def seen_dead() -> bool:
-                return not (await master_status(backend))["members"][spare]["alive"]
-            assert await poll_until(seen_dead, 30), "the master never saw the spare node die"
+            await settled(backend)
+            spare_name = await kill_spare(backend, "0")
             pkg = load_fault("copy-failover")
             window = asyncio.create_task(pkg.start(backend, SPEC, random.Random(3)))
             await asyncio.sleep(1.0)
