@@ -187,13 +187,17 @@ class Node:
         return tablet_copy.source_snapshot(self.replica(params))
 
     async def rpc_set_copy_delay(self, params: dict[str, Any]) -> Any:
-        """Test hook: set ``--copy-delay`` at run time (0 to 60 s), so a fault can slow one copy."""
+        """Test hook: set ``--copy-delay`` at run time (0 to 60 s), so a fault can slow one copy. Logged
+        (``copy_delay_set``) only when it changes, so a fault may re-assert it on every poll; ``changed``
+        says whether this call changed it (a node restarted meanwhile had lost it)."""
         delay = params.get("seconds")
         if not isinstance(delay, int | float) or isinstance(delay, bool) or not 0 <= delay <= 60:
             raise RpcError("bad_request", "seconds must be a number from 0 to 60")
+        changed = float(delay) != self.copy_delay
         self.copy_delay = float(delay)
-        self.events.emit("copy_delay_set", seconds=self.copy_delay)
-        return {"copy_delay": self.copy_delay}
+        if changed:
+            self.events.emit("copy_delay_set", seconds=self.copy_delay)
+        return {"copy_delay": self.copy_delay, "changed": changed}
 
     async def rpc_close_sessions(self, params: dict[str, Any]) -> Any:
         """Session barrier: every migration session of the tablet below ``below`` is closed here."""

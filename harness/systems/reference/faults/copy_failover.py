@@ -10,7 +10,8 @@ order things so, because a copy takes milliseconds. This fault does:
 1. pick a settled tablet T (no migration, acting set = up set, every member alive) with leader L, and a
    live node D outside its up set (run with ``--nodes 4`` or more), waiting at most :data:`SETTLE_WAIT_S`
    for one; slow D's copies between download and merge (the node's ``set_copy_delay`` test hook,
-   :data:`COPY_DELAY_S`);
+   :data:`COPY_DELAY_S`), and re-assert that delay on every poll of steps 2-4: another window's kill or
+   power loss of D (a restart) loses it, and the copy the operator starts again would run at full speed;
 2. move a follower F's replica of T to D through the master (``move_replica``, as the membership
    fault's move-replica does); the operator adds D as a catch-up member, then sends StartTabletCopy
    from L;
@@ -77,6 +78,14 @@ class CopyFailoverNemesis:
         if seconds:
             self._delayed.append(node)
 
+    async def _hold_delay(self, cluster: Cluster, node: str, out: dict[str, Any]) -> None:
+        """Set ``node``'s copy delay again (a no-op unless it restarted since), counting in ``out`` the
+        times it had been lost."""
+        with contextlib.suppress(*TRANSPORT_ERRORS):
+            res = await node_call(cluster, node, "set_copy_delay", {"seconds": COPY_DELAY_S})
+            if res.get("changed"):
+                out["delay_reasserted"] += 1
+
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Steps 1-5 of the module docstring; return what was done, or what was skipped and why."""
         async def opening() -> tuple[dict[str, str], set[str], dict[str, Any]] | None:
@@ -103,7 +112,8 @@ class CopyFailoverNemesis:
         dst = rng.choice(sorted(live - set(tab["up"])))
         src = rng.choice(sorted(m for m in tab["acting"] if m != leader))
         out: dict[str, Any] = {"target": spec.target, "tablet": int(t), "destination": name[dst],
-                               "moved_from": name[src], "old_leader": name[leader], "epoch": tab["epoch"]}
+                               "moved_from": name[src], "old_leader": name[leader], "epoch": tab["epoch"],
+                               "delay_reasserted": 0}
         try:
             await self._set_delay(cluster, name[dst], COPY_DELAY_S)
         except TRANSPORT_ERRORS as e:
@@ -126,6 +136,7 @@ class CopyFailoverNemesis:
             return {**out, "skipped": f"move_replica refused: {getattr(e, 'code', e)}"}
 
         async def copying() -> dict[str, Any] | None:
+            await self._hold_delay(cluster, d, out)
             rep = await replica_summary(cluster, d, t)
             return rep if rep is not None and rep.get("status") == "copying" else None
 
@@ -139,6 +150,7 @@ class CopyFailoverNemesis:
         started = time.monotonic()
 
         async def adopted() -> dict[str, Any] | None:
+            await self._hold_delay(cluster, d, out)
             rep = await replica_summary(cluster, d, t)
             if rep is None or (rep.get("status") == "copying" and int(rep.get("epoch", -1)) <= epoch):
                 return None

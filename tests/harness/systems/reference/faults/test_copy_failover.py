@@ -139,3 +139,35 @@ def test_a_window_waits_for_a_spare_node_to_come_back(tmp_path: Path) -> None:
             await settled(backend)
 
     asyncio.run(scenario())
+
+
+@pytest.mark.slow
+def test_a_destination_restarted_mid_window_gets_its_copy_slowed_again(tmp_path: Path) -> None:
+    # In the default campaign at a35905c, 20 of this fault's windows saw their destination restarted by
+    # another window (a kill or a power loss). The restart lost the in-memory copy delay, so the copy ran at
+    # full speed and ended before the new leader reached it.
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["copy-failover"]) as backend:
+            await settled(backend)
+            pkg = load_fault("copy-failover")
+            window = asyncio.create_task(pkg.start(backend, SPEC, random.Random(3)))
+
+            def slowed() -> str | None:
+                return next((n for n in backend.nodes()
+                             if any(e["event"] == "copy_delay_set" for e in node_events(backend, n))), None)
+
+            deadline = time.monotonic() + 30
+            while (dst := slowed()) is None:
+                assert time.monotonic() < deadline and not window.done(), "no destination was slowed"
+                await asyncio.sleep(0.05)
+            await backend.processes.kill(dst)  # as another lane's kill would
+            await backend.processes.start(dst)
+            done = await asyncio.wait_for(window, 90)
+            assert "skipped" not in done, done
+            assert done["destination"] == dst and done["adopted"]["epoch"] > done["killed_at_epoch"], done
+            assert done["delay_reasserted"] >= 1, done
+            assert await pkg.stop(backend) == {"started": [], "delay_reset": []}
+            await pkg.heal(backend)
+            await settled(backend)
+
+    asyncio.run(scenario())
