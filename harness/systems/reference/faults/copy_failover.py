@@ -9,13 +9,15 @@ order things so, because a copy takes milliseconds. This fault does:
 
 1. pick a settled tablet T (no migration, acting set = up set, every member alive) with leader L, and a
    live node D outside its up set (run with ``--nodes 4`` or more), waiting at most :data:`SETTLE_WAIT_S`
-   for one; slow D's copies between download and merge (the node's ``set_copy_delay`` test hook,
+   for one, and looking again while the spare it chose does not answer (the master's view lags a kill);
+   slow D's copies between download and merge (the node's ``set_copy_delay`` test hook,
    :data:`COPY_DELAY_S`), and re-assert that delay on every poll of steps 2-4: another window's kill or
    power loss of D (a restart) loses it, and the copy the operator starts again would run at full speed;
 2. move a follower F's replica of T to D through the master (``move_replica``, as the membership
    fault's move-replica does); the operator adds D as a catch-up member, then sends StartTabletCopy
    from L;
-3. once D reports T as copying, give the download :data:`DOWNLOAD_S`, then SIGKILL L;
+3. once D reports T as copying, give the download :data:`DOWNLOAD_S`, then SIGKILL T's leader as the
+   master names it now (L, unless T changed leaders meanwhile);
 4. the operator elects a new leader at a higher epoch, which streams to D: D refuses (it is copying)
    but adopts the epoch; wait (bounded) until D reports it, then until the copy has ended;
 5. start L again and put D's copy delay back to 0.
@@ -101,23 +103,27 @@ class CopyFailoverNemesis:
                     return {m: r["name"] for m, r in members.items()}, live, ready
             return None
 
-        found = await poll_until(opening, SETTLE_WAIT_S, POLL_S)
-        if found is None:
-            return {"target": spec.target, "skipped": "no settled tablet of 3+ live replicas with a spare live "
-                                                      f"node within {SETTLE_WAIT_S} s"}
-        name, live, ready = found
-        t = rng.choice(sorted(ready, key=int))
-        tab = ready[t]
-        leader = tab["leader"]
-        dst = rng.choice(sorted(live - set(tab["up"])))
-        src = rng.choice(sorted(m for m in tab["acting"] if m != leader))
-        out: dict[str, Any] = {"target": spec.target, "tablet": int(t), "destination": name[dst],
-                               "moved_from": name[src], "old_leader": name[leader], "epoch": tab["epoch"],
-                               "delay_reasserted": 0}
-        try:
-            await self._set_delay(cluster, name[dst], COPY_DELAY_S)
-        except TRANSPORT_ERRORS as e:
-            return {**out, "skipped": f"set_copy_delay on {name[dst]} failed: {e}"}
+        deadline = time.monotonic() + SETTLE_WAIT_S
+        why = f"no settled tablet of 3+ live replicas with a spare live node within {SETTLE_WAIT_S} s"
+        while True:  # the master's "alive" lags a kill: a spare it names may refuse the delay, then look again
+            found = await poll_until(opening, deadline - time.monotonic(), POLL_S)
+            if found is None:
+                return {"target": spec.target, "skipped": why}
+            name, live, ready = found
+            t = rng.choice(sorted(ready, key=int))
+            tab = ready[t]
+            leader = tab["leader"]
+            dst = rng.choice(sorted(live - set(tab["up"])))
+            src = rng.choice(sorted(m for m in tab["acting"] if m != leader))
+            out: dict[str, Any] = {"target": spec.target, "tablet": int(t), "destination": name[dst],
+                                   "moved_from": name[src], "old_leader": name[leader], "epoch": tab["epoch"],
+                                   "delay_reasserted": 0}
+            try:
+                await self._set_delay(cluster, name[dst], COPY_DELAY_S)
+                break
+            except TRANSPORT_ERRORS as e:
+                why = f"set_copy_delay on {name[dst]} failed: {e}"
+                await asyncio.sleep(POLL_S)
         try:
             return await self._fail_over_during_copy(cluster, t, tab, name, src, dst, out)
         finally:
@@ -143,7 +149,12 @@ class CopyFailoverNemesis:
         if await poll_until(copying, STAGE_WAIT_S) is None:
             return {**out, "skipped": f"{d} never reported the tablet copying within {STAGE_WAIT_S} s"}
         await asyncio.sleep(DOWNLOAD_S)  # the download from L takes milliseconds; the merge waits COPY_DELAY_S
-        epoch = int((await master_status(cluster))["tablets"][t]["epoch"])
+        now = (await master_status(cluster))["tablets"][t]
+        epoch = int(now["epoch"])
+        # The leader now, the copy's source: the tablet may have changed leaders since the opening (at seed 2 of
+        # the default campaign at c1cc268 the window killed the opening's leader, no longer leading, and the
+        # copy merged under the leader it had).
+        leader = now["leader"] if now.get("leader") in name else leader
         self._killed.append(name[leader])  # before the kill: a run that ends during it must still restart it
         await cluster.processes.kill(name[leader])
         out["killed"], out["killed_at_epoch"] = name[leader], epoch

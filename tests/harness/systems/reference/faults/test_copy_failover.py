@@ -171,3 +171,28 @@ def test_a_destination_restarted_mid_window_gets_its_copy_slowed_again(tmp_path:
             await settled(backend)
 
     asyncio.run(scenario())
+
+
+@pytest.mark.slow
+def test_a_spare_that_does_not_answer_yet_is_looked_for_again(tmp_path: Path) -> None:
+    # At seed 1 of the default campaign at c1cc268 both windows chose a spare the master still counted alive
+    # although another window had killed it, failed to set its copy delay, and skipped.
+    async def scenario() -> None:
+        async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["copy-failover"]) as backend:
+            st = await settled(backend)
+            spare = next(m for m in st["members"] if m not in st["tablets"]["0"]["up"])
+            spare_name = st["members"][spare]["name"]
+            await backend.processes.kill(spare_name)  # the master still counts it alive for a while
+            pkg = load_fault("copy-failover")
+            window = asyncio.create_task(pkg.start(backend, SPEC, random.Random(3)))
+            await asyncio.sleep(1.0)
+            assert not window.done(), window.result()  # old code: set_copy_delay failed, skipped at once
+            await backend.processes.start(spare_name)
+            done = await asyncio.wait_for(window, 90)
+            assert "skipped" not in done, done
+            assert done["destination"] == spare_name and done["adopted"]["epoch"] > done["killed_at_epoch"], done
+            assert await pkg.stop(backend) == {"started": [], "delay_reset": []}
+            await pkg.heal(backend)
+            await settled(backend)
+
+    asyncio.run(scenario())
