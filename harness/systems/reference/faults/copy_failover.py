@@ -11,8 +11,9 @@ order things so, because a copy takes milliseconds. This fault does:
    live node D outside its up set (run with ``--nodes 4`` or more), waiting at most :data:`SETTLE_WAIT_S`
    for one, and looking again while the spare it chose does not answer (the master's view lags a kill);
    slow D's copies between download and merge (the node's ``set_copy_delay`` test hook,
-   :data:`COPY_DELAY_S`), and re-assert that delay on every poll of steps 2-4: another window's kill or
-   power loss of D (a restart) loses it, and the copy the operator starts again would run at full speed;
+   :data:`COPY_DELAY_S`; D saves it, so another window's kill or power loss of D keeps it), and re-assert
+   that delay on every poll of steps 2-4 (a wipe of D erases it), so that a copy the operator starts again
+   is slowed too;
 2. move a follower F's replica of T to D through the master (``move_replica``, as the membership
    fault's move-replica does); the operator adds D as a catch-up member, then sends StartTabletCopy
    from L;
@@ -127,8 +128,7 @@ class CopyFailoverNemesis:
         try:
             return await self._fail_over_during_copy(cluster, t, tab, name, src, dst, out)
         finally:
-            with contextlib.suppress(*TRANSPORT_ERRORS):
-                await self._reset_delays(cluster)
+            await self._reset_delays(cluster)
 
     async def _fail_over_during_copy(self, cluster: Cluster, t: str, tab: dict[str, Any], name: dict[str, str],
                                      src: str, dst: str, out: dict[str, Any]) -> dict[str, Any]:
@@ -192,28 +192,29 @@ class CopyFailoverNemesis:
         return started
 
     async def _reset_delays(self, cluster: Cluster, nodes: Sequence[str] | None = None) -> list[str]:
-        """Put the copy delay back to 0 on ``nodes`` (default: those this fault slowed)."""
+        """Put the copy delay back to 0 on ``nodes`` (default: those this fault slowed); the nodes reset. A
+        node that does not answer stays on the list for the next stop or heal: it saved the delay, and keeps
+        it across restarts."""
         todo = list(nodes) if nodes is not None else sorted(set(self._delayed))
+        done: list[str] = []
         for node in todo:
-            await node_call(cluster, node, "set_copy_delay", {"seconds": 0})
-        self._delayed = [n for n in self._delayed if n not in todo]
-        return todo
+            with contextlib.suppress(*TRANSPORT_ERRORS):
+                await node_call(cluster, node, "set_copy_delay", {"seconds": 0})
+                done.append(node)
+        self._delayed = [n for n in self._delayed if n not in done]
+        return done
 
     async def stop(self, cluster: Cluster) -> dict[str, Any]:
         """Start the killed leader if it is still down, and undo every copy delay this fault set."""
         started = await self._restart_killed(cluster)
-        reset: list[str] = []
-        with contextlib.suppress(*TRANSPORT_ERRORS):
-            reset = await self._reset_delays(cluster)
+        reset = await self._reset_delays(cluster)
         return {"started": started, "delay_reset": reset}
 
     async def heal(self, cluster: Cluster) -> None:
         """Start the killed leader, put every node's copy delay back to 0, and wait (bounded) until no
         migration is in flight."""
         await self._restart_killed(cluster)
-        for node in cluster.nodes():
-            with contextlib.suppress(*TRANSPORT_ERRORS):
-                await self._reset_delays(cluster, [node])
+        await self._reset_delays(cluster, list(cluster.nodes()))
 
         async def settled() -> bool:
             with contextlib.suppress(*TRANSPORT_ERRORS):
