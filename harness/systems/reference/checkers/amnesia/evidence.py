@@ -58,13 +58,17 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def wipes_in(history: Sequence[Op]) -> list[tuple[int, str, str | None]]:
-    """The wipes the nemesis recorded: completed ``start-wipe`` ops name the node and its old UUID."""
+    """The disks the nemesis took away: completed fault starts that name a node ``wiped`` (a wipe) or
+    ``reformatted`` (a node that refused its damaged disk and was started with ``--reformat``, as ``corrupt``'s
+    deleted metadata does), with its old UUID. Either way the node has lost its disk and must come back new.
+    Until 50e9b37 only wipes counted: at seed 1 of the default campaign a reformatted node of bug
+    ``no-uuid-check`` ran under its old UUID for the rest of the run, and no rule saw it."""
     found = []
     for op in history:
-        if op.process == NEMESIS and op.f == "start-wipe" and op.type is not OpType.INVOKE and op.error is None:
-            value = op.value if isinstance(op.value, dict) else {}
-            uuids = value.get("old_uuids") or {}
-            for node in value.get("wiped", []):
+        if (op.process == NEMESIS and op.f.startswith("start-") and op.type is not OpType.INVOKE
+                and op.error is None and isinstance(op.value, dict)):
+            uuids = op.value.get("old_uuids") or {}
+            for node in [*op.value.get("wiped", []), *op.value.get("reformatted", [])]:
                 found.append((op.time, node, uuids.get(node)))
     return found
 

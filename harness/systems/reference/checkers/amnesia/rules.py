@@ -193,7 +193,8 @@ def replicas_agree_below_commit(history: Sequence[Op], ev: Evidence) -> list[Vio
 
 
 def wiped_nodes_change_identity(history: Sequence[Op], ev: Evidence) -> list[Violation]:
-    """Rule 5: a node whose disk was wiped never again answers under its old UUID."""
+    """Rule 5: a node whose disk was wiped (or reformatted after a disk loss) never again answers under its
+    old UUID."""
     out: list[Violation] = []
     for t_ns, node, old in ev.wipes:
         if not old:
@@ -205,8 +206,8 @@ def wiped_nodes_change_identity(history: Sequence[Op], ev: Evidence) -> list[Vio
             where = "started again" if later else "answered the final dump"
             out.append({"rule": "5 wiped node kept its identity", "node": node, "uuid": old, "wiped_at_ns": t_ns,
                         "at_ns": ev.history_ns(float(later[0].get("ts", 0))) if later else None,
-                        "explanation": f"Node {node} was wiped at {_secs(t_ns)} but {where} under its old uuid "
-                        f"{old[:8]}: a node that lost its disk must rejoin as a new node."})
+                        "explanation": f"Node {node} lost its disk (wiped or reformatted) at {_secs(t_ns)} but {where} "
+                        f"under its old uuid {old[:8]}: a node that lost its disk must rejoin as a new node."})
     return out
 
 

@@ -11,7 +11,7 @@ import pytest
 from harness.checker import CheckContext
 from harness.history.op import NEMESIS, Op, OpType
 from harness.systems.reference.checkers.amnesia import AmnesiaChecker
-from harness.systems.reference.checkers.amnesia.evidence import Evidence, load_evidence
+from harness.systems.reference.checkers.amnesia.evidence import Evidence, load_evidence, wipes_in
 from harness.systems.reference.checkers.amnesia.rules import (
     acknowledged_writes_survive,
     committed_entries_stay_on_disk,
@@ -307,3 +307,17 @@ def test_rule6_broken_when_the_tombstone_itself_reports_no_epoch() -> None:
 def test_a_replica_that_never_held_an_epoch_may_be_tombstoned_at_minus_one() -> None:
     events = [ev("n1", "node_started", 1, uuid="u1"), ev("n1", "tombstoned", 3, tablet=0, epoch=-1)]
     assert epochs_never_go_down([], Evidence(events=events)) == []
+
+
+def test_rule5_counts_a_reformat_after_a_disk_loss_as_a_lost_disk() -> None:
+    # At seed 1 of the default campaign at 50e9b37 (bug no-uuid-check) corrupt's deleted metadata made n2
+    # refuse its disk and start reformatted; it then ran under its old uuid, and no rule saw it.
+    reformat = [Op(0, 1_000_000_000, NEMESIS, OpType.INVOKE, "start-corrupt"),
+                Op(1, 2_000_000_000, NEMESIS, OpType.INFO, "start-corrupt",
+                   value={"node": "n2", "kind": "delete-metadata", "reformatted": ["n2"], "old_uuids": {"n2": "old"}}),
+                Op(2, 3_000_000_000, NEMESIS, OpType.INFO, "start-corrupt", value={"node": "n3", "kind": "truncate"})]
+    assert wipes_in(reformat) == [(2_000_000_000, "n2", "old")]
+    assert wipes_in(WIPE) == [(2_000_000_000, "n2", "old")]
+    e = Evidence(events=[ev("n2", "node_started", 105.0, uuid="old")], dumps={"n2": dump("old", {})},
+                 wipes=wipes_in(reformat), start_wall_s=100.0)
+    assert [v["rule"] for v in wiped_nodes_change_identity(reformat, e)] == ["5 wiped node kept its identity"]
