@@ -174,14 +174,14 @@ async def _final_reads(make_client: Callable[[], Client], workload: Workload, cl
         for op in final_ops:
             while True:  # a final read that does not succeed is tried again until the patience is spent
                 outcome = await invoke_and_record(holder, process, op, recorder, op_timeout, tally)
+                if outcome.type == "info":  # timed out: the next op, this one again or the next, comes from a
+                    process += 1  # new process with a new client, even once the patience is spent
+                    await holder[0].close()
+                    holder[0] = make_client()
+                    await holder[0].open(cluster)
                 if outcome.type == "ok" or time.monotonic() >= deadline:
                     break
                 if outcome.type == "fail":  # refused (no leader yet, say): the process may ask again
                     await asyncio.sleep(FINAL_RETRY_S)
-                    continue
-                process += 1  # timed out: it continues as a new process, with a new client
-                await holder[0].close()
-                holder[0] = make_client()
-                await holder[0].open(cluster)
     finally:
         await holder[0].close()

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from harness import runtime
 from harness.cluster import Cluster
 from harness.config import TestConfig
+from harness.history.formats import load_history
 from harness.history.op import FINAL_PROCESS_BASE
-from harness.protocols import Client, Invocation, Workload
+from harness.protocols import Client, Invocation, Outcome, Workload
 from harness.run import prepare, run_test
 from harness.testing import FakeSystem, MemoryBackend
 from tests.harness.refusing import RefusingClient
@@ -44,3 +48,41 @@ def test_a_final_read_that_fails_is_tried_again(tmp_path: Path) -> None:
         "every set got an ok final read"
     result = outcome.results["checkers"]["set"]
     assert result["valid"] is True and result["counts"]["never-read"] == 0
+
+
+class SilentAtTheEnd(FakeSystem):
+    """The fake system, whose clients made after the workers' (the final reads') never learn an outcome."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__()
+        self.workers, self.made = workers, 0
+
+    def client(self, workload: Workload, cluster: Cluster) -> Client:
+        """The workers' clients as the fake system makes them; later ones answer every op ``info``."""
+        self.made += 1
+        inner = super().client(workload, cluster)
+        return inner if self.made <= self.workers else SilentClient(inner)
+
+
+class SilentClient(RefusingClient):
+    """Every op times out (info), as on a cluster that never serves again."""
+
+    def __init__(self, inner: Client) -> None:
+        super().__init__(inner, lambda op: False)
+
+    async def invoke(self, op: Invocation) -> Outcome:
+        """Never an answer."""
+        return Outcome("info", None, "timeout")
+
+
+def test_a_final_op_past_the_patience_comes_from_a_new_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # In the default campaign at 50e9b37 (become-leader-before-followers, seed 2) the final reads ran out of
+    # patience on a timed-out write, and the next final op came from the same process: the run's own
+    # history.jsonl was then refused by `fencepost check` (a process invoking again after an info).
+    monkeypatch.setattr(runtime, "FINAL_PATIENCE_S", 0.0)
+    system, backend = SilentAtTheEnd(workers=2), MemoryBackend()
+    config = TestConfig(workload="register", time_limit=2, nodes=3, seed=1, concurrency=2)
+    outcome = run_test(config, tmp_path, prepared=prepare(config, system=system, backend=backend))
+    finals = [op for op in load_history(outcome.run.path / "history.jsonl")  # strict: refuses a reused process
+              if isinstance(op.process, int) and op.process >= FINAL_PROCESS_BASE]
+    assert len({op.process for op in finals}) == len(finals) // 2 > 1
