@@ -152,24 +152,24 @@ def test_barriers_of_different_tablets_at_once_keep_every_close_durable(tmp_path
 
 
 def test_a_copy_delay_set_at_run_time_outlasts_a_restart(tmp_path: Path) -> None:
-    # In the default campaign at c1cc268 another window's power loss restarted the destination of a copy
+    # In the default campaign at 17286d9 another window's power loss restarted the destination of a copy
     # that copy-failover had slowed, and the copy the operator started again ran at full speed.
     async def scenario() -> None:
         data = tmp_path / "n4"
         data.mkdir()
 
-        async def opened() -> Node:
+        def opened() -> Node:
             return Node("n4", str(data), identity.check(str(data), "n4"), EventLog(str(data / "events.jsonl"), "n4"))
 
-        node = await opened()
+        node = opened()
         assert (await node.rpc_set_copy_delay({"seconds": 2.5}))["changed"]
         await node.close()
-        node = await opened()
+        node = opened()
         assert node.copy_delay == 2.5
         assert not (await node.rpc_set_copy_delay({"seconds": 2.5}))["changed"]  # logged once, not again
         assert (await node.rpc_set_copy_delay({"seconds": 0}))["changed"]
         await node.close()
-        node = await opened()
+        node = opened()
         assert node.copy_delay == 0.0
         await node.close()
         assert [e["seconds"] for e in read_events(str(data / "events.jsonl")) if e["event"] == "copy_delay_set"] \

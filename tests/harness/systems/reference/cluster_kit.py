@@ -73,11 +73,14 @@ async def whole(cluster: Cluster, replacing: set[str], limit_s: float) -> dict[s
         await asyncio.sleep(0.5)
 
 
-async def kill_spare(cluster: Cluster, tablet: str, limit_s: float = 30.0) -> str:
-    """Kill the member outside ``tablet``'s up set and wait until the master sees it dead; its name."""
+async def kill_spare(cluster: Cluster, tablet: str, limit_s: float = 30.0, wait_dead: bool = True) -> str:
+    """Kill the member outside ``tablet``'s up set and (unless ``wait_dead`` is False) wait until the master
+    sees it dead; its name."""
     st = await master_status(cluster)
     spare = next(m for m in st["members"] if m not in st["tablets"][tablet]["up"])
     await cluster.processes.kill(st["members"][spare]["name"])
+    if not wait_dead:
+        return str(st["members"][spare]["name"])
 
     async def seen_dead() -> bool:
         return not (await master_status(cluster))["members"][spare]["alive"]

@@ -61,7 +61,7 @@ def wipes_in(history: Sequence[Op]) -> list[tuple[int, str, str | None]]:
     """The disks the nemesis took away: completed fault starts that name a node ``wiped`` (a wipe) or
     ``reformatted`` (a node that refused its damaged disk and was started with ``--reformat``, as ``corrupt``'s
     deleted metadata does), with its old UUID. Either way the node has lost its disk and must come back new.
-    Until 50e9b37 only wipes counted: at seed 1 of the default campaign a reformatted node of bug
+    Before b7ef3f7 only wipes counted: at seed 1 of the default campaign at 50e9b37 a reformatted node of bug
     ``no-uuid-check`` ran under its old UUID for the rest of the run, and no rule saw it."""
     found = []
     for op in history:

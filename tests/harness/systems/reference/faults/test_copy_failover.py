@@ -118,6 +118,23 @@ def test_a_start_cut_short_during_its_kill_still_starts_the_leader_at_the_heal(t
     asyncio.run(scenario())
 
 
+async def acts_once_the_spare_is_back(backend: Cluster, spare_name: str, why_not_at_once: str) -> None:
+    """Start a window while the spare node ``spare_name`` is down: it must still be waiting a second later
+    (``why_not_at_once``: what the old code did), and act on the spare once it runs again; then end it and
+    heal."""
+    pkg = load_fault("copy-failover")
+    window = asyncio.create_task(pkg.start(backend, SPEC, random.Random(3)))
+    await asyncio.sleep(1.0)
+    assert not window.done(), (why_not_at_once, window.result())
+    await backend.processes.start(spare_name)
+    done = await asyncio.wait_for(window, 90)
+    assert "skipped" not in done, done
+    assert done["destination"] == spare_name and done["adopted"]["epoch"] > done["killed_at_epoch"], done
+    assert await pkg.stop(backend) == {"started": [], "delay_reset": []}
+    await pkg.heal(backend)
+    await settled(backend)
+
+
 @pytest.mark.slow
 def test_a_window_waits_for_a_spare_node_to_come_back(tmp_path: Path) -> None:
     # In the default campaign at a35905c, 11 of this fault's 63 windows found no settled tablet with a spare
@@ -126,17 +143,7 @@ def test_a_window_waits_for_a_spare_node_to_come_back(tmp_path: Path) -> None:
         async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["copy-failover"]) as backend:
             await settled(backend)
             spare_name = await kill_spare(backend, "0")
-            pkg = load_fault("copy-failover")
-            window = asyncio.create_task(pkg.start(backend, SPEC, random.Random(3)))
-            await asyncio.sleep(1.0)
-            assert not window.done(), window.result()  # old code: skipped at once, no spare live node
-            await backend.processes.start(spare_name)
-            done = await asyncio.wait_for(window, 90)
-            assert "skipped" not in done, done
-            assert done["destination"] == spare_name and done["adopted"]["epoch"] > done["killed_at_epoch"], done
-            assert await pkg.stop(backend) == {"started": [], "delay_reset": []}
-            await pkg.heal(backend)
-            await settled(backend)
+            await acts_once_the_spare_is_back(backend, spare_name, "old code: skipped at once, no spare live node")
 
     asyncio.run(scenario())
 
@@ -181,20 +188,8 @@ def test_a_spare_that_does_not_answer_yet_is_looked_for_again(tmp_path: Path) ->
     # although another window had killed it, failed to set its copy delay, and skipped.
     async def scenario() -> None:
         async with reference_cluster(tmp_path, nodes=4, tablets=1, nemesis=["copy-failover"]) as backend:
-            st = await settled(backend)
-            spare = next(m for m in st["members"] if m not in st["tablets"]["0"]["up"])
-            spare_name = st["members"][spare]["name"]
-            await backend.processes.kill(spare_name)  # the master still counts it alive for a while
-            pkg = load_fault("copy-failover")
-            window = asyncio.create_task(pkg.start(backend, SPEC, random.Random(3)))
-            await asyncio.sleep(1.0)
-            assert not window.done(), window.result()  # old code: set_copy_delay failed, skipped at once
-            await backend.processes.start(spare_name)
-            done = await asyncio.wait_for(window, 90)
-            assert "skipped" not in done, done
-            assert done["destination"] == spare_name and done["adopted"]["epoch"] > done["killed_at_epoch"], done
-            assert await pkg.stop(backend) == {"started": [], "delay_reset": []}
-            await pkg.heal(backend)
             await settled(backend)
+            spare_name = await kill_spare(backend, "0", wait_dead=False)  # the master still counts it alive
+            await acts_once_the_spare_is_back(backend, spare_name, "old code: set_copy_delay failed, skipped at once")
 
     asyncio.run(scenario())
