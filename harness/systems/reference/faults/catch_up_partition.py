@@ -162,9 +162,7 @@ class CatchUpPartitionNemesis:
         elected = await self._await_new_leader(cluster, t, cur["leader"])
         if elected:
             await asyncio.sleep(DEPOSED_HOLD_S)
-        spoiled = None if elected else "no new leader was elected"
-        if spoiled is None:
-            spoiled = await self._still_leading(cluster, leader, t, at_cut)
+        spoiled = await self._still_leading(cluster, leader, t, at_cut) if elected else "no new leader was elected"
         return {"target": spec.target, "tablet": int(t), "leader": leader, "catching_up": learner,
                 "voters": voters, "synced": synced, "grudge": grudge, "new_leader": name.get(elected or "", elected),
                 "exposed": spoiled is None, **({"spoiled": spoiled} if spoiled else {})}
