@@ -7,7 +7,9 @@ records both answers. This checker reads those records (and any other nemesis re
 list of admin calls) and
 finds every change the master applied although the config it replaced was not the one its caller named:
 a change naming id ``k`` must produce id ``k + 1``; a result of ``k + 2`` overwrote a config the caller
-never saw (and two applied changes named the same ``k``).
+never saw (and two applied changes named the same ``k``). The other half of the promise: a change is refused
+as ``stale_config`` only when the config it named is not the committed one, so a refusal that gives the
+committed id as the one its caller named refused a change it had to apply.
 
 A run without such records has nothing to judge and is valid with ``checked: 0``.
 """
@@ -29,7 +31,8 @@ def _describe(rec: dict[str, Any]) -> str:
 
 
 class ConfigCasChecker:
-    """Every applied admin change replaced exactly the config id its caller named."""
+    """Every applied admin change replaced exactly the config id its caller named, and none naming the committed
+    config was refused as stale."""
 
     name = "config-cas"
 
@@ -48,10 +51,18 @@ class ConfigCasChecker:
                 if not isinstance(rec, dict) or rec.get("method") not in CHANGES or rec.get("config_id") is None:
                     continue
                 checked += 1
+                named = int(rec["config_id"])
+                if rec.get("error") == "stale_config" and rec.get("committed") is not None \
+                        and int(rec["committed"]) == named:
+                    violations.append({
+                        "rule": "change refused over the config it named", "tablet": rec.get("tablet"),
+                        "named_config_id": named, "index": op.index, "at_ns": op.time,
+                        "explanation": f"{_describe(rec)} on tablet {rec.get('tablet')} named committed config "
+                        f"{named} and the master refused it as stale, giving {named} as its committed config: "
+                        "compare-and-set must apply a change that names the committed config."})
                 res = rec.get("result")
                 if not isinstance(res, dict) or res.get("already"):
                     continue
-                named = int(rec["config_id"])
                 applied_from.setdefault((rec.get("tablet"), named), []).append(rec)
                 got = res.get("config_id")
                 if got is not None and int(got) != named + 1:

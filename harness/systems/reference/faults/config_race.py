@@ -3,7 +3,8 @@
 Both read the tablet's committed config id once, then send their changes together, each naming that id.
 The admin API promises compare-and-set: at most one of the two may apply; the other must be refused with
 ``stale_config`` (its caller decided on a config that is no longer current). Every call, the config id it
-named and what the master answered go into the fault's record, so
+named and what the master answered (for a refusal, the committed config id it gave) go into the
+fault's record, so
 :mod:`harness.systems.reference.checkers.config_cas` can check that promise. Targets:
 
 - ``remove-two``: both remove a different replica (from three replicas, both applying leaves one);
@@ -34,12 +35,15 @@ TARGETS = ("remove-two", "move-two")
 
 
 async def _one(cluster: Cluster, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """One admin call; its record holds the parameters and either ``result`` or ``error``."""
+    """One admin call; its record holds the parameters and either ``result`` or ``error`` (with a refusal's
+    ``committed``: the config id the master says was committed when it refused)."""
     record: dict[str, Any] = {"method": method, **params}
     try:
         record["result"] = await admin(cluster, method, params)
     except RpcError as e:
         record["error"] = e.code
+        if e.data.get("config_id") is not None:
+            record["committed"] = e.data["config_id"]  # the config the master held when it refused
     except (TimeoutError, OSError) as e:
         record["error"] = f"unreachable: {e}"
     return record

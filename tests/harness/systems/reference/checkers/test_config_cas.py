@@ -15,7 +15,8 @@ from harness.systems.reference.checkers.config_cas import ConfigCasChecker
 
 CORRECT: list[dict[str, Any]] = [{"method": "remove_replica", "tablet": 3, "config_id": 1, "node": "n1",
             "result": {"tablet": 3, "up": ["n2", "n3"], "rf": 2, "config_id": 2, "already": False}},
-           {"method": "remove_replica", "tablet": 3, "config_id": 1, "node": "n2", "error": "stale_config"}]
+           {"method": "remove_replica", "tablet": 3, "config_id": 1, "node": "n2", "error": "stale_config",
+            "committed": 2}]
 BUGGY = [{"method": "remove_replica", "tablet": 3, "config_id": 1, "node": "n1",
           "result": {"tablet": 3, "up": ["n2", "n3"], "rf": 2, "config_id": 2, "already": False}},
          {"method": "remove_replica", "tablet": 3, "config_id": 1, "node": "n2",
@@ -45,6 +46,15 @@ def test_a_change_applied_over_an_unseen_config_is_caught_and_timed() -> None:
     assert "remove_replica(node=n2)" in unseen["explanation"] and "['n3']" in unseen["explanation"]
     found = detection({"config-cas": result}, history)
     assert found["checkers"] == ["config-cas"] and found["first_anomaly_s"] == 3.0
+
+
+def test_a_refusal_of_a_change_that_named_the_committed_config_is_caught() -> None:
+    # The master refused as stale a change naming config 1 while it held config 1: both changes refused.
+    refused = [{**CORRECT[1], "node": node, "committed": 1} for node in ("n1", "n2")]
+    result = ConfigCasChecker().check(race(refused), CheckContext())
+    assert result["valid"] is False and result["checked"] == 2
+    assert [v["rule"] for v in result["violations"]] == ["change refused over the config it named"] * 2
+    assert "remove_replica(node=n1)" in result["violations"][0]["explanation"]
 
 
 def test_idempotent_repeats_and_runs_without_races_are_not_judged() -> None:
