@@ -19,7 +19,7 @@ from harness.cluster import Cluster
 from harness.config import TestConfig
 from harness.generator import RateLimiter
 from harness.history.op import FINAL_PROCESS_BASE, Op
-from harness.protocols import Client, Nemesis, Workload
+from harness.protocols import Client, Invocation, Nemesis, Workload
 from harness.recorder import Recorder
 from harness.registry import needs_of
 from harness.schedule import ScheduledFault, nemesis_schedule
@@ -33,6 +33,9 @@ is tried at least once): the time a system has to serve again after the faults h
 pause (checkers.recovery judges it)."""
 FINAL_RETRY_S = 1.0
 """The pause after a final read that was refused."""
+FINAL_SPREAD = 16
+"""Once the patience is spent, the final reads not tried yet are tried once each, this many at a time, each
+from a new process: on a cluster that no longer serves, one after another they took up to 650 s."""
 
 Progress = Callable[[Tally, float, float], None]
 """Called about twice a second with (tally, seconds elapsed, seconds in the main phase)."""
@@ -170,8 +173,12 @@ async def _final_reads(make_client: Callable[[], Client], workload: Workload, cl
     holder = [make_client()]
     await holder[0].open(cluster)
     deadline = time.monotonic() + FINAL_PATIENCE_S
+    tried = 0
     try:
         for op in final_ops:
+            if time.monotonic() >= deadline:
+                break
+            tried += 1
             while True:  # a final read that does not succeed is tried again until the patience is spent
                 outcome = await invoke_and_record(holder, process, op, recorder, op_timeout, tally)
                 if outcome.type == "info":  # timed out: the next op, this one again or the next, comes from a
@@ -185,3 +192,21 @@ async def _final_reads(make_client: Callable[[], Client], workload: Workload, cl
                     await asyncio.sleep(FINAL_RETRY_S)
     finally:
         await holder[0].close()
+    await _last_tries(make_client, final_ops[tried:], process + 1, cluster, recorder, op_timeout, tally)
+
+
+async def _last_tries(make_client: Callable[[], Client], ops: list[Invocation], first_process: int, cluster: Cluster,
+                      recorder: Recorder, op_timeout: float, tally: Tally) -> None:
+    """Try each of ``ops`` once, :data:`FINAL_SPREAD` at a time, each from a process of its own."""
+    spread = asyncio.Semaphore(FINAL_SPREAD)
+
+    async def one(process: int, op: Invocation) -> None:
+        async with spread:
+            holder = [make_client()]
+            try:
+                await holder[0].open(cluster)
+                await invoke_and_record(holder, process, op, recorder, op_timeout, tally)
+            finally:
+                await holder[0].close()
+
+    await asyncio.gather(*(one(first_process + i, op) for i, op in enumerate(ops)))

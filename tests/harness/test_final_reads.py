@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,51 @@ def test_a_final_op_past_the_patience_comes_from_a_new_process(tmp_path: Path, m
     finals = [op for op in load_history(outcome.run.path / "history.jsonl")  # strict: refuses a reused process
               if isinstance(op.process, int) and op.process >= FINAL_PROCESS_BASE]
     assert len({op.process for op in finals}) == len(finals) // 2 > 1
+
+
+class SlowSilentClient(SilentClient):
+    """Every op times out after a pause; ``in_flight`` holds how many are in flight now and at most."""
+
+    def __init__(self, inner: Client, in_flight: list[int]) -> None:
+        super().__init__(inner)
+        self.in_flight = in_flight
+
+    async def invoke(self, op: Invocation) -> Outcome:
+        """No answer, after 0.1 s."""
+        self.in_flight[0] += 1
+        self.in_flight[1] = max(self.in_flight[1], self.in_flight[0])
+        try:
+            await asyncio.sleep(0.1)
+        finally:
+            self.in_flight[0] -= 1
+        return Outcome("info", None, "timeout")
+
+
+class SlowSilentAtTheEnd(SilentAtTheEnd):
+    """As :class:`SilentAtTheEnd`, with final reads that each take 0.1 s to time out."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers)
+        self.in_flight = [0, 0]  # now, most at once
+
+    def client(self, workload: Workload, cluster: Cluster) -> Client:
+        """The workers' clients as the fake system makes them; later ones slow and silent."""
+        c = super().client(workload, cluster)
+        return SlowSilentClient(c.inner, self.in_flight) if isinstance(c, SilentClient) else c
+
+
+def test_final_reads_past_the_patience_are_tried_once_each_side_by_side(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # A mutant whose replicas never fsync (replica.py:AddNot:11, at bd7b643) left a cluster that served
+    # nothing; its 50 final reads, tried one after another for 3 s each, ran past the mutant's deadline.
+    monkeypatch.setattr(runtime, "FINAL_PATIENCE_S", 0.0)
+    system, backend = SlowSilentAtTheEnd(workers=2), MemoryBackend()
+    config = TestConfig(workload="register", time_limit=2, nodes=3, seed=1, concurrency=2)
+    prepared = prepare(config, system=system, backend=backend)
+    outcome = run_test(config, tmp_path, prepared=prepared)
+    finals = [op for op in load_history(outcome.run.path / "history.jsonl")
+              if isinstance(op.process, int) and op.process >= FINAL_PROCESS_BASE]
+    wanted = sorted((op.f, op.key) for op in prepared.workload.final_ops())
+    assert sorted((op.f, op.key) for op in finals if op.type.value == "invoke") == wanted, "each tried once"
+    assert len({op.process for op in finals}) == len(wanted) > 1
+    assert system.in_flight[1] > 1, "the last tries ran one at a time"
