@@ -197,16 +197,21 @@ async def _final_reads(make_client: Callable[[], Client], workload: Workload, cl
 
 async def _last_tries(make_client: Callable[[], Client], ops: list[Invocation], first_process: int, cluster: Cluster,
                       recorder: Recorder, op_timeout: float, tally: Tally) -> None:
-    """Try each of ``ops`` once, :data:`FINAL_SPREAD` at a time, each from a process of its own."""
+    """Try each of ``ops`` once, each from a process of its own: one key's ops in their order (the register's
+    read must come before its write), :data:`FINAL_SPREAD` keys at a time."""
     spread = asyncio.Semaphore(FINAL_SPREAD)
+    by_key: dict[object, list[tuple[int, Invocation]]] = {}
+    for i, op in enumerate(ops):
+        by_key.setdefault(json.dumps(op.key, sort_keys=True, default=str), []).append((first_process + i, op))
 
-    async def one(process: int, op: Invocation) -> None:
+    async def in_order(chain: list[tuple[int, Invocation]]) -> None:
         async with spread:
-            holder = [make_client()]
-            try:
-                await holder[0].open(cluster)
-                await invoke_and_record(holder, process, op, recorder, op_timeout, tally)
-            finally:
-                await holder[0].close()
+            for process, op in chain:
+                holder = [make_client()]
+                try:
+                    await holder[0].open(cluster)
+                    await invoke_and_record(holder, process, op, recorder, op_timeout, tally)
+                finally:
+                    await holder[0].close()
 
-    await asyncio.gather(*(one(first_process + i, op) for i, op in enumerate(ops)))
+    await asyncio.gather(*(in_order(chain) for chain in by_key.values()))
