@@ -3,7 +3,9 @@
 The test runs as a child process, ``python -P -m harness.cli.main test ...`` with the scratch copy's
 root first on ``PYTHONPATH`` (``-P``: the working directory is not put before it), so the harness
 (which imports the system's client code) and the node processes (whose ``PYTHONPATH`` the backend
-takes from the system's code folders, found through the imported package) both run the mutant.
+takes from the system's code folders, found through the imported package) both run the mutant. The
+root of the code ``fencepost mutate`` itself runs comes next (:func:`child_env`), so the child's harness,
+checkers and faults are the parent's, not those of whatever checkout the environment has installed.
 
 The child has a session of its own, so a Ctrl-C at the terminal reaches only ``fencepost mutate``,
 which passes one SIGINT on and waits while the child tears its cluster down (then SIGTERM, then
@@ -211,6 +213,19 @@ def test_command(args: Sequence[str], seed: int, store: Path) -> list[str]:
     return [sys.executable, "-P", "-m", "harness.cli.main", "test", *args, "--seed", str(seed), "--store", str(store)]
 
 
+CODE_ROOT = Path(__file__).resolve().parents[2]
+"""The folder that holds the ``harness`` package this process runs."""
+
+
+def child_env(scratch_root: Path, code_root: Path = CODE_ROOT) -> dict[str, str]:
+    """The environment of a test run against the mutant under ``scratch_root``: that copy first on
+    ``PYTHONPATH``, then ``code_root`` (the rest of the code), then any ``PYTHONPATH`` already set."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(scratch_root), str(code_root), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
 def run_one(scratch_root: Path, args: Sequence[str], seed: int, store: Path, *, package: str | None,
             deadline_s: float, log_path: Path, on_start: Callable[[int], None] | None = None) -> RunResult:
     """Run ``fencepost test ARGS`` at ``seed`` into ``store`` against the code under ``scratch_root``.
@@ -218,9 +233,7 @@ def run_one(scratch_root: Path, args: Sequence[str], seed: int, store: Path, *, 
     ``on_start`` is told the child's pid. A KeyboardInterrupt stops the child (:func:`stop`) and
     propagates.
     """
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(scratch_root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env = child_env(scratch_root)
     before = run_folders(store)
     started = time.monotonic()
     with open(log_path, "wb") as log:
