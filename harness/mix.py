@@ -8,10 +8,6 @@ like any other, differs from a single fault's in three ways:
   partition, or a wipe during a membership change; one package is never in two windows at once. Each
   window starts at its planned time, even while an earlier window of its lane is still starting
   (:func:`harness.nemesis_runner.run_schedule`'s ``keep_time``), so the run follows the plan.
-- **Every package first.** The first windows draw each package once, by weight among those not drawn
-  yet, before the weights pick freely: with seventeen packages a 60 s run (about 24 windows) would
-  otherwise hold none of several, and a protocol path only one package reaches (a swap, an operator
-  restart) would go untested at that seed.
 - **Weighted targets.** The targets that matter most come up most: the leader (killed or paused
   together with the control plane, or cut off from it), a majority, and the whole cluster at once
   (every node killed, every node's power lost). A package may weigh its own targets (a ``weights``
@@ -82,8 +78,7 @@ def package_weight(name: str, package: Nemesis) -> float:
 
 def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float, interval: float,
                    triggers: Sequence[str] = (), lanes: int = LANES) -> list[ScheduledFault]:
-    """The default campaign's windows, from the seed alone: each package once (by weight among the packages
-    not drawn yet), then by weight among the free packages.
+    """The default campaign's windows, from the seed alone.
 
     Args:
         seed: the test's seed.
@@ -98,7 +93,6 @@ def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float
     rng = random.Random(f"fencepost-mix:{seed}")
     names = sorted(packages)
     busy_until: dict[str, float] = {}
-    drawn: set[str] = set()
     windows: list[ScheduledFault] = []
     clocks = [rng.uniform(0.3, 1.0) * interval * (lane + 1) / lanes for lane in range(lanes)]
     while True:
@@ -109,8 +103,7 @@ def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float
             break
         free = [(n, package_weight(n, packages[n])) for n in names if busy_until.get(n, -1.0) <= t]
         if free:
-            name = weighted(rng, [(n, w) for n, w in free if n not in drawn] or free)
-            drawn.add(name)
+            name = weighted(rng, free)
             target = weighted(rng, target_choices(packages[name]))
             trigger = rng.choice(list(triggers)) if triggers and rng.random() < TRIGGER_SHARE else None
             windows.append(ScheduledFault(round(t, 3), duration, FaultSpec(name, target), rng.randrange(2**31),
@@ -122,9 +115,9 @@ def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float
 
 
 def window_shares(packages: Mapping[str, Nemesis]) -> dict[tuple[str, str], float]:
-    """Each (package, target)'s chance of being a window of the default campaign once every package has had
-    its first window, when every package is free, as :func:`mixed_schedule` draws them: the package's weight
-    over all packages' weights, times the target's weight over the package's."""
+    """Each (package, target)'s chance of being a window of the default campaign, when every package is
+    free, as :func:`mixed_schedule` draws them: the package's weight over all packages' weights, times the
+    target's weight over the package's."""
     total = sum(package_weight(n, p) for n, p in packages.items())
     shares: dict[tuple[str, str], float] = {}
     for name, package in sorted(packages.items()):

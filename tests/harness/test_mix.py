@@ -66,14 +66,6 @@ def test_targets_that_matter_and_aimed_packages_come_up_more() -> None:
     assert aimed > 1.3 * blunt, (aimed, blunt, AIMED_WEIGHT)
 
 
-def test_every_package_has_a_window_before_any_has_two() -> None:
-    packages = reference_packages()
-    for seed in range(30):
-        windows = mixed_schedule(seed, packages, 60, 3)  # type: ignore[arg-type]
-        first = [w.spec.package for w in windows[:len(packages)]]
-        assert sorted(first) == sorted(packages), (seed, first)
-
-
 def test_a_share_of_windows_waits_for_a_transition_and_none_without_triggers() -> None:
     packages = reference_packages()
     windows = [w for seed in range(100) for w in mixed_schedule(seed, packages, 60, 3, triggers=["election"])]  # type: ignore[arg-type]
@@ -163,13 +155,12 @@ def test_a_default_campaign_runs_overlapping_faults_into_a_well_formed_history(t
 
 
 def test_the_shares_are_how_often_each_package_comes_up_over_many_seeds() -> None:
-    config = default_campaign(TestConfig(system="reference", workload="register", time_limit=120.0))
+    config = default_campaign(TestConfig(system="reference", workload="register", time_limit=60.0))
     packages = prepare(config).packages
     by_package: Counter[str] = Counter()
     for seed in range(1, 301):
         config.seed = seed
-        # Windows are drawn in time order; the first round gives each package one before the shares apply.
-        by_package.update(w.spec.package for w in schedule_for(config, packages)[len(packages):])
+        by_package.update(w.spec.package for w in schedule_for(config, packages))
     share: dict[str, float] = {}
     for (package, _), s in window_shares(packages).items():
         share[package] = share.get(package, 0.0) + s
