@@ -200,7 +200,7 @@ async def _last_tries(make_client: Callable[[], Client], ops: list[Invocation], 
     """Try each of ``ops`` once, each from a process of its own: one key's ops in their order (the register's
     read must come before its write), :data:`FINAL_SPREAD` keys at a time."""
     spread = asyncio.Semaphore(FINAL_SPREAD)
-    by_key: dict[object, list[tuple[int, Invocation]]] = {}
+    by_key: dict[str, list[tuple[int, Invocation]]] = {}
     for i, op in enumerate(ops):
         by_key.setdefault(json.dumps(op.key, sort_keys=True, default=str), []).append((first_process + i, op))
 

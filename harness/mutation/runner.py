@@ -221,7 +221,8 @@ def child_env(scratch_root: Path, code_root: Path = CODE_ROOT) -> dict[str, str]
     """The environment of a test run against the mutant under ``scratch_root``: that copy first on
     ``PYTHONPATH``, then ``code_root`` (the rest of the code), then any ``PYTHONPATH`` already set."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(scratch_root), str(code_root), *filter(None, [env.get("PYTHONPATH")])])
+    before = [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []
+    env["PYTHONPATH"] = os.pathsep.join([str(scratch_root), str(code_root), *before])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
