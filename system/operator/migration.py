@@ -9,7 +9,8 @@ the nodes holding full data. When they differ, and the tablet is steady, the ope
   ``migration: {new, old, stage, session}``:
   1. ``pre_voter``: the leader streams to it as a non-voting catch-up member (Kudu PRE_VOTER);
   2. ``copy``: it is backfilled by tablet copy from the leader (StartTabletCopy);
-  3. ``promote``: once caught up, an expand reconfiguration makes it a voter;
+  3. ``promote``: once caught up, an expand reconfiguration makes it a voter (if its replica was lost
+     meanwhile, the migration goes back to ``copy`` under a new session);
   4. ``contract``: the member it replaces (if any) is removed and its replica tombstoned;
 - an acting member the up set dropped is then contracted away.
 
@@ -219,6 +220,10 @@ async def step(op: Operator, t: int, meta: dict[str, Any]) -> bool:
     if mig["stage"] == "promote":
         if new in meta["ensemble"]:
             return await advance(op, t, "contract", mig)
+        if replica_lost(op, new, t):
+            # Its copy was lost after the copy stage ended (a stale operator's copy of the closed stage
+            # tombstoned it and failed, say): a tombstone never catches up, so copy it again.
+            return await advance(op, t, "copy", mig)
         lrep = op.fresh(leader, t, 0.0) or {}
         progress = (lrep.get("pre_voters") or {}).get(new)
         if progress is None or progress < 0:

@@ -14,6 +14,8 @@ from system import statefile
 from system.client import Client, Result
 from system.events import read_events
 from system.launcher import Cluster
+from system.metadata import open_store
+from system.operator.shards import shard_key
 from system.wire import RpcError
 
 from .checks import assert_committed_prefixes_agree, assert_one_leader_per_epoch
@@ -200,3 +202,36 @@ def test_a_client_that_cached_a_moved_away_leader_follows_the_tablet(make_cluste
     before, after = asyncio.run(scenario())
     assert before.type == "ok"
     assert (after.type, after.value, after.error) == ("ok", 1, "")
+
+
+def test_a_new_replica_lost_at_promote_is_copied_again(make_cluster: Callable[..., Cluster]) -> None:
+    """At f4490e5 (the default campaign's clean seed 2) two operators raced one migration: one moved it to
+    ``promote`` after the copy, the other, still at ``copy``, started the same stage's copy again, which
+    tombstoned the new node's replica and failed. ``promote`` then waited for a tombstone to catch up, and the
+    migration never ended. Here the operator is down while the same state is set up: the record at
+    ``promote`` and the new node's replica a tombstone left by a failed copy."""
+    c = make_cluster(nodes=4, tablets=1, replication=3)
+    c.wait_ready()
+    v = wait_settled(c)
+    spare = next(n for n in c.node_addrs if n not in v["up"])
+    old, leader = v["acting"][-1], v["leader"]
+    c.kill("op1")
+    master_call(c, "move_replica", {"tablet": 0, "from": old, "to": spare, "config_id": v["config_id"]})
+    store = open_store(c.metadata_url)
+    rec = store.get(shard_key(0))
+    assert rec is not None and rec.value.get("migration") is None
+    session = int(rec.value.get("sessions", 0)) + 1
+    mig = {"new": spare, "old": old, "stage": "promote", "session": session}
+    assert store.cas(shard_key(0), {**rec.value, "sessions": session, "migration": mig}, rec.version)
+    host, _ = c.node_addrs[leader]
+    gone = {"host": host, "port": 1, "uuid": c.node_uuid(leader), "member": leader}  # nothing listens there
+    node_call(c, spare, "start_tablet_copy", {"tablet": 0, "session": session - 1, "epoch": rec.value["epoch"],
+                                              "source": gone, "current_state": "DOES_NOT_EXIST"})
+    wait_for(lambda: (node_tablet(c, spare) or {}).get("status") == "deleted", what="the failed copy's tombstone")
+    c.launch("op1")
+    v = wait_settled(c, size=3, timeout=45)
+    assert spare in v["acting"] and old not in v["acting"]
+    assert (node_tablet(c, spare) or {}).get("state") == "READY"
+    ops = read_events(os.path.join(c.dir, "operators", "operator-op1.jsonl"))
+    back = [e for e in ops if e["event"] == "migration_stage" and e.get("previous") == "promote"]
+    assert back and back[0]["stage"] == "copy"
