@@ -188,10 +188,12 @@ def annotate(run: Path, fields: dict[str, Any]) -> None:
     os.replace(tmp, results)
 
 
-def stop(proc: subprocess.Popen[bytes], store: Path, *, grace_s: float = INTERRUPT_GRACE_S) -> None:
+def stop(proc: subprocess.Popen[bytes], store: Path, *, env: dict[str, str] | None = None,
+         grace_s: float = INTERRUPT_GRACE_S, term_grace_s: float = TERM_GRACE_S) -> None:
     """End the child as Ctrl-C would: one SIGINT and a wait while it tears down; then SIGTERM; then
-    SIGKILL of its process group and ``fencepost cluster down --store`` for what it left."""
-    for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, TERM_GRACE_S)):
+    SIGKILL of its process group and ``fencepost cluster down --store`` for what it left, run with ``env``
+    (the child's environment, so the same harness tears down what the child's started)."""
+    for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, term_grace_s)):
         if proc.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
@@ -204,7 +206,7 @@ def stop(proc: subprocess.Popen[bytes], store: Path, *, grace_s: float = INTERRU
         proc.wait()
         with contextlib.suppress(Exception):
             subprocess.run([sys.executable, "-P", "-m", "harness.cli.main", "cluster", "down", "--store", str(store)],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            timeout=120, check=False)
 
 
@@ -247,10 +249,10 @@ def run_one(scratch_root: Path, args: Sequence[str], seed: int, store: Path, *, 
         try:
             code = proc.wait(deadline_s)
         except subprocess.TimeoutExpired:
-            stop(proc, store)
+            stop(proc, store, env=env)
             code = None
         except BaseException:
-            stop(proc, store)
+            stop(proc, store, env=env)
             raise
     result = RunResult(seed, package, code, wall_s=round(time.monotonic() - started, 1))
     new = sorted(run_folders(store) - before, key=lambda p: p.name)

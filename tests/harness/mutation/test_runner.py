@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import harness
-from harness.mutation.runner import CODE_ROOT, child_env
+from harness.mutation.runner import CODE_ROOT, child_env, stop
 
 
 def test_the_child_runs_the_mutant_and_the_parents_harness_not_the_installed_one(tmp_path: Path) -> None:
@@ -27,3 +28,25 @@ def test_the_child_runs_the_mutant_and_the_parents_harness_not_the_installed_one
 
 def test_the_code_root_is_the_one_this_process_runs() -> None:
     assert Path(harness.__file__).resolve().parent == CODE_ROOT / "harness"
+
+
+def test_a_killed_child_is_torn_down_by_the_parents_harness(tmp_path: Path) -> None:
+    # Up to 8c59952 `stop` ran `cluster down` with the default environment after a SIGKILL: the installed
+    # harness, not the one the child ran (the same flaw 6ffdd27 fixed for the child itself).
+    scratch, other, marker = tmp_path / "scratch", tmp_path / "other", tmp_path / "down.txt"
+    scratch.mkdir()
+    cli = other / "harness" / "cli"
+    cli.mkdir(parents=True)
+    (other / "harness" / "__init__.py").write_text("")
+    (cli / "__init__.py").write_text("")
+    (cli / "main.py").write_text(f"import sys\nopen({str(marker)!r}, 'w').write(' '.join(sys.argv[1:]))\n")
+    stubborn = subprocess.Popen([sys.executable, "-c", "import signal, time\n"
+                                 "for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, signal.SIG_IGN)\n"
+                                 "print('ready', flush=True)\ntime.sleep(60)"],
+                                stdout=subprocess.PIPE, start_new_session=True)
+    assert stubborn.stdout is not None
+    with stubborn.stdout:
+        assert stubborn.stdout.readline() == b"ready\n"
+        stop(stubborn, tmp_path / "store", env=child_env(scratch, code_root=other), grace_s=0.2, term_grace_s=0.2)
+    assert stubborn.returncode == -signal.SIGKILL
+    assert marker.read_text() == f"cluster down --store {tmp_path / 'store'}"
