@@ -9,7 +9,8 @@ checkers and faults are the parent's, not those of whatever checkout the environ
 
 The child has a session of its own, so a Ctrl-C at the terminal reaches only ``fencepost mutate``,
 which passes one SIGINT on and waits while the child tears its cluster down (then SIGTERM, then
-SIGKILL and ``fencepost cluster down --store``). On Linux the child is also told to get SIGTERM should
+SIGKILL and ``fencepost cluster down --store``). On Linux the child starts with SIGINT at its default
+(even when ``fencepost mutate`` was started with it ignored) and is told to get SIGTERM should
 ``fencepost mutate`` die (a SIGKILL), which tears its cluster down as Ctrl-C does.
 """
 
@@ -123,6 +124,14 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
     ``fencepost mutate`` does not leave its test running."""
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
+def child_setup() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """In the child: SIGINT back to its default, so that the SIGINT :func:`stop` sends ends the test even when
+    ``fencepost mutate`` runs with SIGINT ignored (a shell starts its background commands so, and Python
+    keeps an ignored SIGINT ignored); then :func:`_die_with_parent`."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _die_with_parent()
 
 
 def run_folders(store: Path) -> set[Path]:
@@ -242,7 +251,7 @@ def run_one(scratch_root: Path, args: Sequence[str], seed: int, store: Path, *, 
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(test_command(args, seed, store), env=env, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+                                preexec_fn=child_setup if sys.platform == "linux" else None)
         if on_start is not None:
             on_start(proc.pid)
         code: int | None

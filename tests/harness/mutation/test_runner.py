@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import harness
-from harness.mutation.runner import CODE_ROOT, child_env, stop
+from harness.mutation.runner import CODE_ROOT, child_env, child_setup, stop
 
 
 def test_the_child_runs_the_mutant_and_the_parents_harness_not_the_installed_one(tmp_path: Path) -> None:
@@ -50,3 +52,16 @@ def test_a_killed_child_is_torn_down_by_the_parents_harness(tmp_path: Path) -> N
         stop(stubborn, tmp_path / "store", env=child_env(scratch, code_root=other), grace_s=0.2, term_grace_s=0.2)
     assert stubborn.returncode == -signal.SIGKILL
     assert marker.read_text() == f"cluster down --store {tmp_path / 'store'}"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the child's set-up runs on Linux")
+def test_the_child_gets_sigint_even_when_mutate_runs_with_it_ignored() -> None:
+    # On 2026-11-30 a `fencepost mutate` started in the background by a shell script ignored SIGINT, and so
+    # did its test: `stop`'s SIGINT did nothing and every stop waited out the 90 s grace.
+    saved = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        done = subprocess.run([sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT).__name__)"],
+                              preexec_fn=child_setup, capture_output=True, text=True, timeout=60, check=True)
+    finally:
+        signal.signal(signal.SIGINT, saved)
+    assert done.stdout.strip() == "default_int_handler"
