@@ -2,7 +2,7 @@
 
 ``fencepost test`` without ``--nemesis`` composes every fault package the run's system and backend can
 carry out (Jepsen's combined nemesis) instead of naming one. Its schedule, computed from the seed alone
-like any other, differs from a single fault's in four ways:
+like any other, differs from a single fault's in three ways:
 
 - **Overlap.** Windows come in ``LANES`` lanes that run side by side, so a kill can land during a
   partition, or a wipe during a membership change; one package is never in two windows at once. Each
@@ -13,11 +13,10 @@ like any other, differs from a single fault's in four ways:
   (every node killed, every node's power lost). A package may weigh its own targets (a ``weights``
   mapping) and offer the mix more than its recipes pick from (``mix_targets``).
 - **Coverage.** ``COVER_LANES`` more lanes give each package that has had no window yet its first one,
-  and end once every package has had one, so that in a short run every package comes up: by weight
-  alone, a 60 s run leaves several packages without one (at 8e4c0e0, seed 1's had no ``stalled-swap``,
-  ``operator``, ``kill``, ``catch-up-partition`` or ``cancelled-copy`` window). The weighted lanes are
-  drawn first, from their own random stream, so their windows are the same with or without the coverage
-  lanes.
+  and end once every package has had one, so that in a short run every package comes up: by weight alone, a 60 s
+  run leaves several packages without one (at 8e4c0e0, seed 1's had no ``stalled-swap``, ``operator``,
+  ``kill``, ``catch-up-partition`` or ``cancelled-copy`` window). The weighted lanes are drawn first, from
+  their own random stream, so their windows are the same with or without the coverage lanes.
 - **Aimed timing.** A share of the windows wait, when their time comes, for a transition of the
   system (:mod:`harness.transitions`): a leader change, an election, a reconfiguration, a copy, a
   follower falling behind; then they strike. Packages aimed at one protocol window (the reference
