@@ -12,8 +12,8 @@ like any other, differs from a single fault's in three ways:
   together with the control plane, or cut off from it), a majority, and the whole cluster at once
   (every node killed, every node's power lost). A package may weigh its own targets (a ``weights``
   mapping) and offer the mix more than its recipes pick from (``mix_targets``).
-- **Coverage.** ``COVER_LANES`` more lanes give each package that has had no window yet its first one,
-  and end once every package has had one, so that in a short run every package comes up: by weight alone, a 60 s
+- **Coverage.** ``COVER_LANES`` more lanes give each of their windows to a free package the run has
+  drawn least so far, so that in a short run every package gets a window early: by weight alone, a 60 s
   run leaves several packages without one (at 8e4c0e0, seed 1's had no ``stalled-swap``, ``operator``,
   ``kill``, ``catch-up-partition`` or ``cancelled-copy`` window). The weighted lanes are drawn first, from
   their own random stream, so their windows are the same with or without the coverage lanes.
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 LANES = 2
 """The weighted lanes."""
 COVER_LANES = 1
-"""The lanes that give each package not drawn yet its first window."""
+"""The lanes whose windows go to the packages drawn least so far."""
 TRIGGER_SHARE = 0.35
 """The share of windows that wait for a transition before striking."""
 TARGET_WEIGHTS: Mapping[str, float] = {"leader": 3.0, "leader-alone": 3.0, "leader+control": 3.0, "majority": 2.0,
@@ -128,8 +128,8 @@ def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float
 def cover_windows(seed: int, packages: Mapping[str, Nemesis], drawn: Sequence[ScheduledFault], time_limit: float,
                   interval: float, triggers: Sequence[str], first_lane: int, lanes: int) -> list[ScheduledFault]:
     """Windows in ``lanes`` more lanes (numbered from ``first_lane``), timed as the weighted ones are, each
-    given, by weight, to a package that has had no window start yet and is in none then (``drawn`` or its
-    own); they end once every package has had a window. Seeded by ``seed`` in a stream of their own."""
+    given to a package that is in no window then (``drawn`` or its own) and has had the fewest windows
+    start so far; among those, by weight. Seeded by ``seed`` in a stream of their own."""
     if lanes <= 0:
         return []
     rng = random.Random(f"fencepost-mix-cover:{seed}")
@@ -143,13 +143,11 @@ def cover_windows(seed: int, packages: Mapping[str, Nemesis], drawn: Sequence[Sc
         duration = round(rng.uniform(0.5, 1.5) * interval, 3)
         if t + duration >= time_limit:
             break
-        had = {w.spec.package for w in planned if w.at <= t}
-        if had >= set(names):
-            break  # every package has had a window: the weighted lanes go on alone
         busy = {w.spec.package for w in planned if w.at < t + duration and t < w.at + w.duration}
-        waiting = [(n, package_weight(n, packages[n])) for n in names if n not in had and n not in busy]
-        if waiting:
-            name = weighted(rng, waiting)
+        started = {n: sum(w.spec.package == n and w.at <= t for w in planned) for n in names if n not in busy}
+        if started:
+            least = min(started.values())
+            name = weighted(rng, [(n, package_weight(n, packages[n])) for n, c in started.items() if c == least])
             target = weighted(rng, target_choices(packages[name]))
             trigger = rng.choice(list(triggers)) if triggers and rng.random() < TRIGGER_SHARE else None
             window = ScheduledFault(round(t, 3), duration, FaultSpec(name, target), rng.randrange(2**31),
