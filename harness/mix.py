@@ -12,11 +12,6 @@ like any other, differs from a single fault's in three ways:
   together with the control plane, or cut off from it), a majority, and the whole cluster at once
   (every node killed, every node's power lost). A package may weigh its own targets (a ``weights``
   mapping) and offer the mix more than its recipes pick from (``mix_targets``).
-- **Coverage.** ``COVER_LANES`` more lanes give each of their windows to a free package the run has
-  drawn least so far, so that in a short run every package gets a window early: by weight alone, a 60 s
-  run leaves several packages without one (at 8e4c0e0, seed 1's had no ``stalled-swap``, ``operator``,
-  ``kill``, ``catch-up-partition`` or ``cancelled-copy`` window). The weighted lanes are drawn first, from
-  their own random stream, so their windows are the same with or without the coverage lanes.
 - **Aimed timing.** A share of the windows wait, when their time comes, for a transition of the
   system (:mod:`harness.transitions`): a leader change, an election, a reconfiguration, a copy, a
   follower falling behind; then they strike. Packages aimed at one protocol window (the reference
@@ -43,9 +38,6 @@ if TYPE_CHECKING:
     from harness.systems.api import SystemPlugin
 
 LANES = 2
-"""The weighted lanes."""
-COVER_LANES = 1
-"""The lanes whose windows go to the packages drawn least so far."""
 TRIGGER_SHARE = 0.35
 """The share of windows that wait for a transition before striking."""
 TARGET_WEIGHTS: Mapping[str, float] = {"leader": 3.0, "leader-alone": 3.0, "leader+control": 3.0, "majority": 2.0,
@@ -85,8 +77,7 @@ def package_weight(name: str, package: Nemesis) -> float:
 
 
 def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float, interval: float,
-                   triggers: Sequence[str] = (), lanes: int = LANES,
-                   cover_lanes: int = COVER_LANES) -> list[ScheduledFault]:
+                   triggers: Sequence[str] = (), lanes: int = LANES) -> list[ScheduledFault]:
     """The default campaign's windows, from the seed alone.
 
     Args:
@@ -95,8 +86,7 @@ def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float
         time_limit: seconds of the main phase; every window closes before it.
         interval: the mean length of a window; gaps are shorter, so lanes overlap.
         triggers: the transitions windows may wait for.
-        lanes: how many weighted windows may be open at once.
-        cover_lanes: how many coverage windows (:func:`cover_windows`) may be open beside them.
+        lanes: how many windows may be open at once.
     """
     if not packages or interval <= 0:
         return []
@@ -120,42 +110,8 @@ def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float
                                           lane, trigger))
             busy_until[name] = t + duration
         clocks[lane] = t + duration + rng.uniform(0.25, 1.0) * interval
-    windows += cover_windows(seed, packages, windows, time_limit, interval, triggers, lanes, cover_lanes)
     windows.sort(key=lambda w: (w.at, w.lane))
     return windows
-
-
-def cover_windows(seed: int, packages: Mapping[str, Nemesis], drawn: Sequence[ScheduledFault], time_limit: float,
-                  interval: float, triggers: Sequence[str], first_lane: int, lanes: int) -> list[ScheduledFault]:
-    """Windows in ``lanes`` more lanes (numbered from ``first_lane``), timed as the weighted ones are, each
-    given to a package that is in no window then (``drawn`` or its own) and has had the fewest windows
-    start so far; among those, by weight. Seeded by ``seed`` in a stream of their own."""
-    if lanes <= 0:
-        return []
-    rng = random.Random(f"fencepost-mix-cover:{seed}")
-    names = sorted(packages)
-    planned = list(drawn)
-    added: list[ScheduledFault] = []
-    clocks = [rng.uniform(0.3, 1.0) * interval * (lane + 1) / lanes for lane in range(lanes)]
-    while True:
-        lane = min(range(lanes), key=lambda i: clocks[i])
-        t = clocks[lane]
-        duration = round(rng.uniform(0.5, 1.5) * interval, 3)
-        if t + duration >= time_limit:
-            break
-        busy = {w.spec.package for w in planned if w.at < t + duration and t < w.at + w.duration}
-        started = {n: sum(w.spec.package == n and w.at <= t for w in planned) for n in names if n not in busy}
-        if started:
-            least = min(started.values())
-            name = weighted(rng, [(n, package_weight(n, packages[n])) for n, c in started.items() if c == least])
-            target = weighted(rng, target_choices(packages[name]))
-            trigger = rng.choice(list(triggers)) if triggers and rng.random() < TRIGGER_SHARE else None
-            window = ScheduledFault(round(t, 3), duration, FaultSpec(name, target), rng.randrange(2**31),
-                                    first_lane + lane, trigger)
-            planned.append(window)
-            added.append(window)
-        clocks[lane] = t + duration + rng.uniform(0.25, 1.0) * interval
-    return added
 
 
 def window_shares(packages: Mapping[str, Nemesis]) -> dict[tuple[str, str], float]:

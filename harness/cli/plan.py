@@ -2,10 +2,9 @@
 
 Nothing starts: the schedule comes from the seed alone (:func:`harness.runtime.schedule_for`), so it is
 the one the test would record in ``schedule.json``. For the default campaign the plan also gives each
-package's and target's share of the weighted lanes' windows (:func:`harness.mix.window_shares`): the
-odds that such a window is that fault when every package is free. It shows how rarely a given fault
-comes up by weight in a campaign of many packages, which a single run's schedule hides (the coverage
-lanes then give the packages drawn least their windows).
+package's and target's share of the windows (:func:`harness.mix.window_shares`): the odds that a window
+is that fault when every package is free. It shows how rarely a given fault comes up in a
+campaign of many packages, which a single run's schedule hides.
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ def print_plan(config: TestConfig, packages: Mapping[str, Nemesis]) -> None:
                         w.trigger or "")
     out.print(windows)
     faults = Table("package", "target", "windows here", *(["share of windows"] if plan["default_campaign"] else []),
-                   title="Faults" + (" (share: a weighted lane's odds per window, every package free)"
+                   title="Faults" + (" (share: the default campaign's odds per window, every package free)"
                                      if plan["default_campaign"] else ""))
     for f in plan["faults"]:
         faults.add_row(f["package"], f["target"], str(f["windows"]),
