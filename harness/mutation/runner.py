@@ -201,7 +201,7 @@ def stop(proc: subprocess.Popen[bytes], store: Path, *, env: dict[str, str] | No
          grace_s: float = INTERRUPT_GRACE_S, term_grace_s: float = TERM_GRACE_S) -> None:
     """End the child as Ctrl-C would: one SIGINT and a wait while it tears down; then SIGTERM; then
     SIGKILL of its process group and ``fencepost cluster down --store`` for what it left, run with ``env``
-    (the child's environment, so the same harness tears down what the child's started)."""
+    (the child's environment, so the harness that started the cluster tears it down)."""
     for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, term_grace_s)):
         if proc.poll() is not None:
             return
