@@ -72,6 +72,8 @@ class LocalBackend:
         self.mounts: dict[str, LazyMount] = {}
         """Each node's lazy filesystem, when the run needs the power-loss capability."""
         self._run_dir: Path | None = None
+        self._collected_to: Path | None = None
+        """Where :meth:`collect` copied the logs; teardown copies them again once the processes have stopped."""
         self._faketime = False
         self.groups: ProcessGroups | None = None
         """Each process's cgroup, where the machine has a writable cgroup v2 hierarchy."""
@@ -187,6 +189,8 @@ class LocalBackend:
                 await asyncio.to_thread(self._partitioner.remove)
         finally:
             await asyncio.to_thread(self.supervisor.stop_all)
+            if self._collected_to is not None:  # what the processes logged while stopping (a crash on SIGTERM)
+                await asyncio.to_thread(self._copy_logs, self._collected_to)
             for mount in self.mounts.values():
                 await asyncio.to_thread(mount.stop)
             if self._faketime:
@@ -328,17 +332,25 @@ class LocalBackend:
     # --- collection ---------------------------------------------------------------------------------
 
     async def collect(self, run_dir: Path) -> None:
-        """Copy each process's log and its observation files into ``run_dir/nodes/<name>/``."""
+        """Copy each process's log and its observation files into ``run_dir/nodes/<name>/``; teardown copies
+        the logs again once every process has stopped, so that a crash on SIGTERM is in them too."""
         await asyncio.to_thread(self._collect, run_dir)
 
-    def _collect(self, run_dir: Path) -> None:
+    def _copy_logs(self, run_dir: Path) -> None:
         assert self.layout is not None
-        for name, spec in self.specs.items():
+        for name in self.specs:
             dest = run_dir / "nodes" / name
             dest.mkdir(parents=True, exist_ok=True)
             log = self.layout.log_path(name)
             if log.exists():
                 shutil.copy2(log, dest / log.name)
+
+    def _collect(self, run_dir: Path) -> None:
+        assert self.layout is not None
+        self._copy_logs(run_dir)
+        self._collected_to = run_dir
+        for name, spec in self.specs.items():
+            dest = run_dir / "nodes" / name
             for observed in spec.observations:
                 source = self._observed_file(name, observed) if spec.data_dir else None
                 current = source.read_bytes() if source is not None and source.is_file() else None

@@ -37,6 +37,29 @@ def test_two_starts_of_one_stopped_node_at_once_launch_it_once(tmp_path: Path) -
     asyncio.run(scenario())
 
 
+def test_teardown_brings_the_collected_logs_up_to_date(tmp_path: Path) -> None:
+    # A node that crashed on SIGTERM at teardown (the mutant `replica.py:IsNot_Is:15`: every node died in its
+    # shutdown with an AttributeError) left its traceback only in the live log: the copy the checkers read
+    # was taken before the processes stopped, and the log-pattern checker saw nothing.
+    # A node of the correct reference system prints nothing when it stops, so the test writes the late line
+    # into n1's live log (its stdout and stderr) itself, after the collection and before the teardown.
+    late = "Traceback (most recent call last):  <- written after the collection\n"
+
+    async def scenario() -> Path:
+        async with local_cluster(tmp_path / "cluster", client_timeout=5.0) as (cluster, _):
+            backend = cluster.backend
+            assert isinstance(backend, LocalBackend) and backend.layout is not None
+            await backend.collect(tmp_path / "run")
+            live = backend.layout.log_path("n1")
+            with live.open("a") as fh:
+                fh.write(late)
+        return live
+
+    live = asyncio.run(scenario())
+    copy = (tmp_path / "run" / "nodes" / "n1" / live.name).read_text()
+    assert copy.endswith(late) and copy == live.read_text()
+
+
 def test_an_erased_nodes_event_log_is_collected_whole(tmp_path: Path) -> None:
     # A wipe erased the node's event log with its data: at seed 2 of the default campaign (c7ffc97) n1's
     # log began at its last wipe, 90 s in, and the topology-guards checker could not see the copy a
