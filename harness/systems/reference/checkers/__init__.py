@@ -11,7 +11,8 @@ from harness.checker import Checker
 
 def white_box_checkers() -> list[Checker]:
     """Amnesia, admin-api, config-cas, redundancy, commit-epoch, fencing, topology-guards,
-    leader-completeness, convergence, replica-state, log-matching, ensemble-changes, migrations and self-race."""
+    leader-completeness, convergence, replica-state, log-matching, ensemble-changes, migrations, self-race and
+    stale-refusals."""
     from harness.systems.reference.checkers.admin_api import AdminApiChecker
     from harness.systems.reference.checkers.amnesia import AmnesiaChecker
     from harness.systems.reference.checkers.commit_epoch import CommitEpochChecker
@@ -25,9 +26,10 @@ def white_box_checkers() -> list[Checker]:
     from harness.systems.reference.checkers.redundancy import RedundancyChecker
     from harness.systems.reference.checkers.replica_state import ReplicaStateChecker
     from harness.systems.reference.checkers.self_race import SelfRaceChecker
+    from harness.systems.reference.checkers.stale_refusals import StaleRefusalsChecker
     from harness.systems.reference.checkers.topology_guards import TopologyGuardsChecker
 
     return [AmnesiaChecker(), AdminApiChecker(), ConfigCasChecker(), RedundancyChecker(), CommitEpochChecker(),
             FencingChecker(), TopologyGuardsChecker(), LeaderCompletenessChecker(), ConvergenceChecker(),
             ReplicaStateChecker(), LogMatchingChecker(), EnsembleChangesChecker(), MigrationsChecker(),
-            SelfRaceChecker()]
+            SelfRaceChecker(), StaleRefusalsChecker()]
