@@ -11,12 +11,13 @@ from harness.checker import Checker
 
 def white_box_checkers() -> list[Checker]:
     """Amnesia, admin-api, config-cas, redundancy, commit-epoch, fencing, topology-guards,
-    leader-completeness, convergence, replica-state, log-matching, ensemble-changes, migrations, self-race and
-    stale-refusals."""
+    leader-completeness, convergence, replica-state, log-matching, ensemble-changes, migrations, self-race,
+    stale-refusals and contract-retry."""
     from harness.systems.reference.checkers.admin_api import AdminApiChecker
     from harness.systems.reference.checkers.amnesia import AmnesiaChecker
     from harness.systems.reference.checkers.commit_epoch import CommitEpochChecker
     from harness.systems.reference.checkers.config_cas import ConfigCasChecker
+    from harness.systems.reference.checkers.contract_retry import ContractRetryChecker
     from harness.systems.reference.checkers.convergence import ConvergenceChecker
     from harness.systems.reference.checkers.ensemble_changes import EnsembleChangesChecker
     from harness.systems.reference.checkers.fencing import FencingChecker
@@ -32,4 +33,4 @@ def white_box_checkers() -> list[Checker]:
     return [AmnesiaChecker(), AdminApiChecker(), ConfigCasChecker(), RedundancyChecker(), CommitEpochChecker(),
             FencingChecker(), TopologyGuardsChecker(), LeaderCompletenessChecker(), ConvergenceChecker(),
             ReplicaStateChecker(), LogMatchingChecker(), EnsembleChangesChecker(), MigrationsChecker(),
-            SelfRaceChecker(), StaleRefusalsChecker()]
+            SelfRaceChecker(), StaleRefusalsChecker(), ContractRetryChecker()]
