@@ -26,15 +26,16 @@ UNANSWERED = re.compile(r"\b(unknown_method|bad_request|internal): ")
 EXAMPLES = 10
 
 
-def _strings(value: Any) -> Iterator[str]:
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string in ``value``, a string or nested dicts and lists of them (a dict's values, not its keys)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for v in value.values():
-            yield from _strings(v)
+            yield from strings_in(v)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            yield from _strings(v)
+            yield from strings_in(v)
 
 
 def unanswered(history: Sequence[Op]) -> list[dict[str, Any]]:
@@ -43,7 +44,7 @@ def unanswered(history: Sequence[Op]) -> list[dict[str, Any]]:
     for op in history:
         if op.process != NEMESIS or op.type == OpType.INVOKE:
             continue
-        for text in [*_strings(op.error), *_strings(op.value)]:
+        for text in [*strings_in(op.error), *strings_in(op.value)]:
             m = UNANSWERED.search(text)
             if m:
                 found.append({"index": op.index, "f": op.f, "time": op.time, "reply": text[m.start():][:200],

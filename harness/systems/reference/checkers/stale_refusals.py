@@ -21,11 +21,12 @@ Evidence: every error text in the event logs (the operators log each refusal the
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.checker import CheckContext
 from harness.history.op import Op
+from harness.systems.reference.checkers.admin_api import strings_in
 from harness.systems.reference.checkers.amnesia.evidence import load_evidence, trace_verdict
 
 RULES: dict[str, tuple[re.Pattern[str], Callable[[int, int, str], bool]]] = {
@@ -39,17 +40,6 @@ RULES: dict[str, tuple[re.Pattern[str], Callable[[int, int, str], bool]]] = {
 """Per request: the replica's refusal text (request epoch, replica epoch, status) and when it is right."""
 
 
-def _texts(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _texts(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _texts(v)
-
-
 class StaleRefusalsChecker:
     """No replica refuses a delete, fence or reconfiguration as stale unless it is older than the replica."""
 
@@ -61,7 +51,7 @@ class StaleRefusalsChecker:
         violations: list[dict[str, Any]] = []
         judged = 0
         for e in ev.events:
-            for text in _texts(e.get("error")):
+            for text in strings_in(e.get("error")):
                 if "stale_epoch" not in text:
                     continue
                 for request, (pattern, right) in RULES.items():
