@@ -28,12 +28,12 @@ from harness.checker import CheckContext
 from harness.history.op import Op
 from harness.systems.reference.checkers.admin_api import strings_in
 from harness.systems.reference.checkers.amnesia.evidence import load_evidence, trace_verdict
+from harness.systems.reference.checkers.fencing import REFUSAL as FENCE_REFUSAL
 
 RULES: dict[str, tuple[re.Pattern[str], Callable[[int, int, str], bool]]] = {
     "delete": (re.compile(r"delete at epoch (-?\d+), replica is at (-?\d+)()"),
                lambda a, b, _status: a < b),
-    "fence": (re.compile(r"fence for epoch (-?\d+), replica is at (-?\d+) \((\w+)\)"),
-              lambda a, b, status: a < b or (a == b and status != "fenced")),
+    "fence": (FENCE_REFUSAL, lambda a, b, status: a < b or (a == b and status != "fenced")),
     "prepare_reconfig": (re.compile(r"reconfig epoch (-?\d+) is not above (-?\d+)()"),
                          lambda a, b, _status: a <= b),
 }
