@@ -42,9 +42,9 @@ class ContractRetryChecker:
             elif e.get("event") == "reconfig_failed" and "contract_not_safe" in str(e.get("error")):
                 unsafe += 1
                 begun = started.get(key)
-                if begun is None or float(e.get("ts", 0)) - begun >= COMMIT_RETRY_S:
+                after = float(e.get("ts", 0)) - begun if begun is not None else COMMIT_RETRY_S
+                if after >= COMMIT_RETRY_S:
                     continue
-                after = float(e.get("ts", 0)) - begun
                 violations.append({
                     "rule": "a contract was given up as unsafe before its retries", "operator": e.get("operator"),
                     "tablet": e.get("tablet"), "epoch": e.get("epoch"), "after_s": round(after, 3),
