@@ -3,15 +3,12 @@ real replicas give."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from harness.checker import CheckContext
 from harness.systems.reference.checkers.fencing import FencingChecker
-from system.events import EventLog
-from system.replica import TabletReplica
-from system.wire import RpcError
 from tests.harness.systems.reference.checkers.event_runs import node_runs
+from tests.harness.systems.reference.checkers.replica_answers import answer
 
 T0 = 1_700_000_000.0
 
@@ -19,24 +16,10 @@ T0 = 1_700_000_000.0
 def refusal(tmp_path: Path, status: str, at: int, fence: int) -> str:
     """What a real replica at epoch ``at`` answers a fence for epoch ``fence`` once its status is ``status``
     (as becoming leader or following leaves it)."""
-    events = EventLog(str(tmp_path / f"{status}-{at}-{fence}.jsonl"), "n1")
-
-    async def go() -> str:
-        r = TabletReplica.create(0, str(tmp_path / f"{status}-{at}-{fence}"), "n1", events)
-        await r.fence(at)
-        r.status = status
-        try:
-            await r.fence(fence)
-        except RpcError as e:
-            return str(e)
-        finally:
-            await r.close()
+    refused = answer(tmp_path, f"{status}-{at}-{fence}", at, status, lambda r: r.fence(fence))
+    if refused is None:
         raise AssertionError("the fence was accepted")
-
-    try:
-        return asyncio.run(go())
-    finally:
-        events.close()
+    return refused
 
 
 def fence_failed(error: str, epoch: int, ts: float) -> dict[str, object]:

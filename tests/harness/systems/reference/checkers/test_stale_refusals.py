@@ -3,42 +3,15 @@ refusals that real replicas give."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from harness.checker import CheckContext
 from harness.systems.reference.checkers.stale_refusals import StaleRefusalsChecker
-from system.events import EventLog
-from system.replica import TabletReplica
-from system.wire import RpcError
 from tests.harness.systems.reference.checkers.event_runs import node_runs
+from tests.harness.systems.reference.checkers.replica_answers import answer as refusal
 
 T0 = 1_700_000_000.0
-
-
-def refusal(tmp_path: Path, name: str, at: int, status: str,
-            request: Callable[[TabletReplica], Awaitable[object]]) -> str | None:
-    """What a real replica fenced at epoch ``at``, then given ``status``, answers ``request`` (None: accepted)."""
-    events = EventLog(str(tmp_path / f"{name}.jsonl"), "n1")
-
-    async def go() -> str | None:
-        r = TabletReplica.create(0, str(tmp_path / name), "n1", events)
-        await r.fence(at)
-        r.status = status
-        try:
-            await request(r)
-        except RpcError as e:
-            return str(e)
-        finally:
-            await r.close()
-        return None
-
-    try:
-        return asyncio.run(go())
-    finally:
-        events.close()
 
 
 def failed(event: str, error: str | None, ts: float) -> dict[str, object]:
