@@ -7,6 +7,12 @@ re-rendered, or extended by another seed, at any time.
 
 A bug counts as detected in a run when the run's verdict is invalid (exit 1). The clean system runs
 every recipe without the bug; any invalid or unknown verdict there is a false alarm.
+
+A run that ends in an error (its cluster never became ready, an engine went away) does not end the matrix:
+its cell says why, its folder gets a ``results.json`` with the unknown verdict and the error, and the
+remaining runs go on. Errored runs count apart, neither as detections nor as alarms, and a matrix with any
+does not pass. A refusal (the test asks for something its system cannot do) ends it, as it would end
+every run the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.config import TestConfig
+from harness.registry import Refused
 from harness.systems.api import Recipe
 
 CLEAN = "clean"
@@ -44,6 +51,7 @@ class Cell:
         first_anomaly_s: test seconds until the first evidence of the anomaly, when known.
         run: the run's folder.
         wall_s: wall-clock seconds the whole run took (setup, test, check, report).
+        error: why the run ended in an error, in one line ("" when it finished).
     """
 
     bug: str | None
@@ -54,6 +62,7 @@ class Cell:
     first_anomaly_s: float | None = None
     run: str = ""
     wall_s: float = 0.0
+    error: str = ""
 
     @property
     def detected(self) -> bool:
@@ -129,14 +138,38 @@ def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, 
             config = default_config(bug, seed, backend=backend, campaign=campaign, time_limit=time_limit,
                                     system=system, workload=default_workload)
         started = time.monotonic()
-        outcome = run_test(config, store)
-        found = outcome.results.get("detection") or {}
-        cell = Cell(bug, recipe_of, seed, outcome.valid, list(found.get("checkers", [])),
-                    found.get("first_anomaly_s"), str(outcome.run.path), round(time.monotonic() - started, 1))
+        try:
+            outcome = run_test(config, store)
+        except Refused:
+            raise
+        except Exception as e:  # one run's error is recorded, and the matrix goes on
+            cell = _errored(bug, recipe_of, seed, store, e, round(time.monotonic() - started, 1))
+        else:
+            found = outcome.results.get("detection") or {}
+            cell = Cell(bug, recipe_of, seed, outcome.valid, list(found.get("checkers", [])),
+                        found.get("first_anomaly_s"), str(outcome.run.path), round(time.monotonic() - started, 1))
         cells.append(cell)
         if on_cell is not None:
             on_cell(cell)
     return cells
+
+
+def _errored(bug: str | None, recipe_of: str, seed: int, store: str | Path, error: Exception,
+             wall_s: float) -> Cell:
+    """The cell of a run that raised ``error``; its folder (the store's newest run: one campaign at a time)
+    gets a ``results.json`` saying so, unless the run got as far as writing its own."""
+    from harness.store import RunStore
+
+    lines = str(error).strip().splitlines()
+    why = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    run = RunStore(store).latest()
+    if run is not None and run.read_results() is None:
+        config = run.read_config()
+        run.write_results({"valid": "unknown", "error": why, "checkers": {},
+                           "campaign": config.get("extra", {}).get("campaign"),
+                           "case": config.get("extra", {}).get("case")})
+    return Cell(bug, recipe_of, seed, "unknown", run=str(run.path) if run is not None else "", wall_s=wall_s,
+                error=why)
 
 
 @dataclass
@@ -148,16 +181,19 @@ class Row:
     detected: int
     median_s: float | None
     catching: list[tuple[str, int]]
+    errored: int = 0
 
     @property
     def rate(self) -> float:
-        """Detected runs over all runs."""
-        return self.detected / self.runs if self.runs else 0.0
+        """Detected runs over the runs that finished (an errored run tested nothing)."""
+        finished = self.runs - self.errored
+        return self.detected / finished if finished else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return {"bug": self.bug, "runs": self.runs, "detected": self.detected, "rate": round(self.rate, 3),
-                "median_time_to_detection_s": self.median_s, "catching": dict(self.catching)}
+                "median_time_to_detection_s": self.median_s, "catching": dict(self.catching),
+                "errored": self.errored}
 
 
 def summarize(cells: Iterable[Cell]) -> list[Row]:
@@ -167,14 +203,15 @@ def summarize(cells: Iterable[Cell]) -> list[Row]:
         by_bug.setdefault(c.bug, []).append(c)
     rows = []
     for bug, group in sorted(by_bug.items(), key=lambda kv: kv[0] is None):
-        found = [c for c in group if (c.detected if bug is not None else c.verdict is not True)]
+        found = [c for c in group if not c.error and (c.detected if bug is not None else c.verdict is not True)]
         times = [c.first_anomaly_s for c in found if c.first_anomaly_s is not None]
         catching = Counter(name for c in found for name in c.checkers).most_common()
         rows.append(Row(bug, len(group), len(found), round(statistics.median(times), 1) if times else None,
-                        catching))
+                        catching, sum(1 for c in group if c.error)))
     return rows
 
 
 def passed(rows: Sequence[Row], min_rate: float = 0.9) -> bool:
-    """Every bug detected in at least ``min_rate`` of its runs, and no alarm on the clean system."""
-    return all((r.rate >= min_rate) if r.bug is not None else r.detected == 0 for r in rows)
+    """Every bug detected in at least ``min_rate`` of its runs, no alarm on the clean system, and no run
+    ended in an error."""
+    return all(r.errored == 0 and ((r.rate >= min_rate) if r.bug is not None else r.detected == 0) for r in rows)

@@ -1,7 +1,8 @@
 """``fencepost matrix``: run the seeded-bug detection matrix and print its table.
 
-Exit 0 when every bug was detected in at least ``--min-rate`` of its runs and the clean system raised no
-alarm; 1 otherwise; 3 on bad input. The last line of output is the matrix as one JSON object.
+Exit 0 when every bug was detected in at least ``--min-rate`` of its runs, the clean system raised no
+alarm and no run ended in an error; 1 otherwise; 3 on bad input. The last line of output is the matrix as
+one JSON object.
 """
 
 from __future__ import annotations
@@ -111,6 +112,9 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, back
 def show_cell(c: Cell) -> None:
     """One line on stderr per finished run."""
     what = c.bug or f"clean ({c.recipe_of})"
+    if c.error:
+        click.echo(f"matrix: {what} seed={c.seed} ERROR {c.error} ({c.wall_s:g} s) {c.run}", err=True)
+        return
     verdict = VERDICTS.get(c.verdict, "unknown") if isinstance(c.verdict, bool) else "unknown"
     ttd = "" if c.first_anomaly_s is None else f" first anomaly at {c.first_anomaly_s:g} s"
     click.echo(f"matrix: {what} seed={c.seed} {verdict} {','.join(c.checkers)}{ttd} ({c.wall_s:g} s) {c.run}",
@@ -123,10 +127,10 @@ def print_table(rows: Sequence[Row]) -> None:
     from rich.table import Table
 
     table = Table(title="Detection matrix")
-    for col in ("bug", "detected", "rate", "median time to detection", "caught by"):
+    for col in ("bug", "detected", "rate", "median time to detection", "caught by", "errors"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r.bug or "clean system (false alarms)", f"{r.detected}/{r.runs}", f"{r.rate:.0%}",
+        table.add_row(r.bug or "clean system (false alarms)", f"{r.detected}/{r.runs - r.errored}", f"{r.rate:.0%}",
                       "-" if r.median_s is None else f"{r.median_s:g} s",
-                      ", ".join(f"{n} ({k})" for n, k in r.catching) or "-")
+                      ", ".join(f"{n} ({k})" for n, k in r.catching) or "-", str(r.errored) if r.errored else "-")
     Console(width=140).print(table)

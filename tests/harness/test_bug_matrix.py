@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from harness.bug_matrix import CLEAN, Cell, config_for, passed, plan, summarize
+from pathlib import Path
+
+import pytest
+
+from harness.bug_matrix import CLEAN, Cell, config_for, passed, plan, run_matrix, summarize
+from harness.store import RunDir
+from harness.systems.api import Recipe
 from harness.systems.reference.recipes import RECIPES
 
 
@@ -51,3 +57,23 @@ def test_a_recipe_whose_mode_is_its_workload_has_no_clean_twin() -> None:
     recipes = {name: bug.recipe for name, bug in BUGS.items()}
     runs = plan(sorted(recipes), [1], recipes=recipes)
     assert (None, "serializable-reads", 1) in runs and (None, "lock", 1) not in runs
+
+
+def test_a_run_that_errors_is_recorded_and_the_matrix_goes_on(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real setup error: the reference system's metadata on etcd, on a machine without etcd on the PATH.
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    recipe = Recipe("register", (), 1.0, settings={"extra": {"metadata": "etcd"}})
+    store = tmp_path / "store"
+    cells = run_matrix(["etcd-metadata"], [1, 2], store, recipes={"etcd-metadata": recipe}, with_bugs=False)
+    assert [c.seed for c in cells] == [1, 2]
+    assert all("etcd is not installed" in c.error and c.verdict == "unknown" for c in cells)
+    runs = [RunDir(Path(c.run)) for c in cells]
+    assert len({r.path for r in runs}) == 2
+    for r in runs:
+        results = r.read_results() or {}
+        assert results["valid"] == "unknown" and "etcd is not installed" in results["error"]
+        assert results["case"] == f"{CLEAN} (etcd-metadata)"
+    [clean] = summarize(cells)
+    assert (clean.runs, clean.detected, clean.errored) == (2, 0, 2) and not passed([clean])
