@@ -28,6 +28,7 @@ from typing import Any
 
 from harness.config import TestConfig
 from harness.registry import Refused
+from harness.store import RunDir, RunStore
 from harness.systems.api import Recipe
 
 CLEAN = "clean"
@@ -137,13 +138,15 @@ def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, 
         else:
             config = default_config(bug, seed, backend=backend, campaign=campaign, time_limit=time_limit,
                                     system=system, workload=default_workload)
-        started = time.monotonic()
+        started, before = time.monotonic(), RunStore(store).latest()
         try:
             outcome = run_test(config, store)
         except Refused:
             raise
         except Exception as e:  # one run's error is recorded, and the matrix goes on
-            cell = _errored(bug, recipe_of, seed, store, e, round(time.monotonic() - started, 1))
+            run = RunStore(store).latest()
+            cell = _errored(bug, recipe_of, seed, run if run != before else None, e,
+                            round(time.monotonic() - started, 1))
         else:
             found = outcome.results.get("detection") or {}
             cell = Cell(bug, recipe_of, seed, outcome.valid, list(found.get("checkers", [])),
@@ -154,20 +157,16 @@ def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, 
     return cells
 
 
-def _errored(bug: str | None, recipe_of: str, seed: int, store: str | Path, error: Exception,
+def _errored(bug: str | None, recipe_of: str, seed: int, run: RunDir | None, error: Exception,
              wall_s: float) -> Cell:
-    """The cell of a run that raised ``error``; its folder (the store's newest run: one campaign at a time)
-    gets a ``results.json`` saying so, unless the run got as far as writing its own."""
-    from harness.store import RunStore
-
+    """The cell of a run that raised ``error``; its folder (None when it failed before it made one) gets a
+    ``results.json`` saying so, unless the run got as far as writing its own."""
     lines = str(error).strip().splitlines()
     why = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
-    run = RunStore(store).latest()
     if run is not None and run.read_results() is None:
-        config = run.read_config()
-        run.write_results({"valid": "unknown", "error": why, "checkers": {},
-                           "campaign": config.get("extra", {}).get("campaign"),
-                           "case": config.get("extra", {}).get("case")})
+        extra = run.read_config().get("extra", {})
+        run.write_results({"valid": "unknown", "error": why, "checkers": {}, "campaign": extra.get("campaign"),
+                           "case": extra.get("case")})
     return Cell(bug, recipe_of, seed, "unknown", run=str(run.path) if run is not None else "", wall_s=wall_s,
                 error=why)
 
