@@ -192,20 +192,48 @@ def replicas_agree_below_commit(history: Sequence[Op], ev: Evidence) -> list[Vio
     return out
 
 
+IDENTITY_EVENTS = ("node_started", "joined")
+"""The events in which a node states the UUID it runs under."""
+
+
+def after_the_new_disk(events: Sequence[dict[str, Any]], node: str, old: str) -> list[dict[str, Any]]:
+    """``node``'s own events, in the order it logged them, from the first start under a UUID it had never
+    used, after it first ran as ``old``: what it did once it lost the disk that ``old`` named (a lost disk
+    always starts a new UUID first, even under a bug that hands the old one back). Empty when no such
+    start was logged.
+
+    Log order, not timestamps: a node's timestamps come from its own clock, which a clock fault moves. At
+    seed 9 of the clean default campaign at 3cb0304, n1 restarted under a clock 10.3 s ahead 5.7 s before
+    its wipe; its ``node_started`` was stamped after the wipe, and the rule, comparing stamps, said the
+    wiped node had come back under its old UUID."""
+    own = [e for e in events if e.get("source") == node and e.get("event") in IDENTITY_EVENTS]
+    seen: set[str] = set()
+    ran_as_old = False
+    for i, e in enumerate(own):
+        uuid = str(e.get("uuid"))
+        if ran_as_old and e.get("event") == "node_started" and uuid not in seen:
+            return own[i:]
+        ran_as_old = ran_as_old or uuid == old
+        seen.add(uuid)
+    return []
+
+
 def wiped_nodes_change_identity(history: Sequence[Op], ev: Evidence) -> list[Violation]:
-    """Rule 5: a node whose disk was wiped (or reformatted after a disk loss) never again answers under its
-    old UUID."""
+    """Rule 5: a node whose disk was wiped (or reformatted after a disk loss) never again runs under its
+    old UUID: neither starts nor joins under it once it has started on the new disk
+    (:func:`after_the_new_disk`), nor answers the final dump with it."""
     out: list[Violation] = []
     for t_ns, node, old in ev.wipes:
         if not old:
             continue
-        later = [e for e in ev.events if e.get("event") == "node_started" and e.get("source") == node
-                 and e.get("uuid") == old and (ev.history_ns(float(e.get("ts", 0))) or 0) > t_ns]
+        later = [e for e in after_the_new_disk(ev.events, node, old) if e.get("uuid") == old]
         dump = ev.dumps.get(node)
         if later or (dump is not None and dump.get("uuid") == old):
-            where = "started again" if later else "answered the final dump"
+            where = f"{'joined' if later[0].get('event') == 'joined' else 'started'} again" if later \
+                else "answered the final dump"
+            at = ev.history_ns(float(later[0].get("ts", 0))) if later else None
             out.append({"rule": "5 wiped node kept its identity", "node": node, "uuid": old, "wiped_at_ns": t_ns,
-                        "at_ns": ev.history_ns(float(later[0].get("ts", 0))) if later else None,
+                        "at_ns": max(at, t_ns) if at is not None else None,
                         "explanation": f"Node {node} lost its disk (wiped or reformatted) at {_secs(t_ns)} but {where} "
                         f"under its old uuid {old[:8]}: a node that lost its disk must rejoin as a new node."})
     return out

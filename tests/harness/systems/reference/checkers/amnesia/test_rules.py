@@ -193,6 +193,24 @@ def test_rule5_broken_when_the_wiped_node_answers_under_its_old_uuid() -> None:
     assert [v["rule"] for v in wiped_nodes_change_identity(WIPE, e)] == ["5 wiped node kept its identity"]
 
 
+def test_rule5_goes_by_the_node_s_log_order_not_its_clock() -> None:
+    # Seed 9 of the clean default campaign at 3cb0304: n1 restarted under a clock 10.3 s ahead shortly
+    # before its wipe, so that start was stamped after the wipe; the new disk's start came later in its log.
+    e = Evidence(events=[ev("n2", "node_started", 101.0, uuid="old"), ev("n2", "node_started", 104.0, uuid="old"),
+                         ev("n2", "node_started", 102.1, uuid="new"), ev("n2", "joined", 102.2, uuid="new")],
+                 dumps={"n2": dump("new", {})}, wipes=[(2_000_000_000, "n2", "old")], start_wall_s=100.0)
+    assert wiped_nodes_change_identity(WIPE, e) == []
+
+
+def test_rule5_broken_when_the_wiped_node_joins_under_its_old_uuid() -> None:
+    # A wiped node starts under a new UUID; under bug no-uuid-check the master hands the old one back at join.
+    e = Evidence(events=[ev("n2", "node_started", 101.0, uuid="old"), ev("n2", "node_started", 102.1, uuid="new"),
+                         ev("n2", "joined", 102.2, uuid="old")],
+                 dumps={"n2": dump("new", {})}, wipes=[(2_000_000_000, "n2", "old")], start_wall_s=100.0)
+    [found] = wiped_nodes_change_identity(WIPE, e)
+    assert "joined again" in found["explanation"] and found["at_ns"] == 2_200_000_000
+
+
 # Rule 8 --------------------------------------------------------------------------------------------------
 
 POWER_LOSS = [Op(0, 1_000_000_000, NEMESIS, OpType.INVOKE, "start-lose-unsynced"),
