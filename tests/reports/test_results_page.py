@@ -55,12 +55,12 @@ def test_a_matrix_payload_becomes_a_table_with_its_provenance() -> None:
     assert "| seeds | 1-3 |" in lines
     assert "| command | `fencepost matrix --seeds 3` |" in lines
     assert "| passed | no |" in lines  # stale-leader-reads was missed
-    header = "| bug | runs | detected | rate | median_time_to_detection_s | catching |"
+    header = "| bug | runs | detected | rate | median_time_to_detection_s | catching | errored |"
     assert header in lines
     body = lines[lines.index(header) + 2:]
-    assert body[:3] == ["| gap-ack | 2 | 2 | 1 | 8.4 | amnesia (2), linearizable (1) |",
-                        "| stale-leader-reads | 1 | 0 | 0 | - | - |",
-                        "| - | 1 | 0 | 0 | - | - |"]
+    assert body[:3] == ["| gap-ack | 2 | 2 | 1 | 8.4 | amnesia (2), linearizable (1) | 0 |",
+                        "| stale-leader-reads | 1 | 0 | 0 | - | - | 0 |",
+                        "| - | 1 | 0 | 0 | - | - | 0 |"]
     payload_json = page.split("```json\n", 1)[1].split("\n```", 1)[0]
     assert json.loads(payload_json) == matrix_payload()
 
