@@ -183,10 +183,14 @@ class Row:
     errored: int = 0
 
     @property
+    def finished(self) -> int:
+        """The runs that did not end in an error (an errored run tested nothing)."""
+        return self.runs - self.errored
+
+    @property
     def rate(self) -> float:
-        """Detected runs over the runs that finished (an errored run tested nothing)."""
-        finished = self.runs - self.errored
-        return self.detected / finished if finished else 0.0
+        """Detected runs over the runs that finished."""
+        return self.detected / self.finished if self.finished else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""

@@ -130,7 +130,7 @@ def print_table(rows: Sequence[Row]) -> None:
     for col in ("bug", "detected", "rate", "median time to detection", "caught by", "errors"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r.bug or "clean system (false alarms)", f"{r.detected}/{r.runs - r.errored}", f"{r.rate:.0%}",
+        table.add_row(r.bug or "clean system (false alarms)", f"{r.detected}/{r.finished}", f"{r.rate:.0%}",
                       "-" if r.median_s is None else f"{r.median_s:g} s",
                       ", ".join(f"{n} ({k})" for n, k in r.catching) or "-", str(r.errored) if r.errored else "-")
     Console(width=140).print(table)
