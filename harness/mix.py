@@ -12,6 +12,12 @@ like any other, differs from a single fault's in three ways:
   together with the control plane, or cut off from it), a majority, and the whole cluster at once
   (every node killed, every node's power lost). A package may weigh its own targets (a ``weights``
   mapping) and offer the mix more than its recipes pick from (``mix_targets``).
+- **Dealt, not drawn.** Weights are shares, dealt out like cards (:func:`deal`): each window goes to the
+  free package that has had the fewest windows for its weight, and within it to the least-dealt target,
+  with the seed breaking ties by weight. So a short run is not left without the fault that opens the one
+  window a bug needs: drawn at random, a 60 s run of the reference system's 17 packages left out 4.3 of
+  them on average over seeds 1-100, and at seed 1 (00fe14f) both faults that swap a node (stalled-swap,
+  membership's swap), so the mutation sample's three mutants of the swap path went uncaught.
 - **Aimed timing.** A share of the windows wait, when their time comes, for a transition of the
   system (:mod:`harness.transitions`): a leader change, an election, a reconfiguration, a copy, a
   follower falling behind; then they strike. Packages aimed at one protocol window (the reference
@@ -25,6 +31,7 @@ four nodes, so that faults needing a spare node can act).
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -57,6 +64,14 @@ def weighted(rng: random.Random, choices: Sequence[tuple[str, float]]) -> str:
         if pick <= 0:
             return name
     return choices[-1][0]
+
+
+def deal(rng: random.Random, choices: Sequence[tuple[str, float]], dealt: Mapping[str, int]) -> str:
+    """One of ``choices``, those that have had the fewest turns for their weight (``dealt[name] / weight``)
+    first, ties drawn by weight: over many turns each choice's share is its weight's, and no choice has
+    its ``n + 1``-th turn while another of the same weight, offered too, waits for its ``n``-th."""
+    level = min(round(dealt.get(n, 0) / w, 9) for n, w in choices)
+    return weighted(rng, [(n, w) for n, w in choices if round(dealt.get(n, 0) / w, 9) == level])
 
 
 def target_choices(package: Nemesis) -> list[tuple[str, float]]:
@@ -93,6 +108,8 @@ def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float
     rng = random.Random(f"fencepost-mix:{seed}")
     names = sorted(packages)
     busy_until: dict[str, float] = {}
+    dealt: Counter[str] = Counter()
+    dealt_targets: Counter[tuple[str, str]] = Counter()
     windows: list[ScheduledFault] = []
     clocks = [rng.uniform(0.3, 1.0) * interval * (lane + 1) / lanes for lane in range(lanes)]
     while True:
@@ -103,8 +120,11 @@ def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float
             break
         free = [(n, package_weight(n, packages[n])) for n in names if busy_until.get(n, -1.0) <= t]
         if free:
-            name = weighted(rng, free)
-            target = weighted(rng, target_choices(packages[name]))
+            name = deal(rng, free, dealt)
+            target = deal(rng, target_choices(packages[name]),
+                          {tg: n for (pk, tg), n in dealt_targets.items() if pk == name})
+            dealt[name] += 1
+            dealt_targets[(name, target)] += 1
             trigger = rng.choice(list(triggers)) if triggers and rng.random() < TRIGGER_SHARE else None
             windows.append(ScheduledFault(round(t, 3), duration, FaultSpec(name, target), rng.randrange(2**31),
                                           lane, trigger))
@@ -115,9 +135,10 @@ def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float
 
 
 def window_shares(packages: Mapping[str, Nemesis]) -> dict[tuple[str, str], float]:
-    """Each (package, target)'s chance of being a window of the default campaign, when every package is
-    free, as :func:`mixed_schedule` draws them: the package's weight over all packages' weights, times the
-    target's weight over the package's."""
+    """Each (package, target)'s share of the default campaign's windows, when every package is free, as
+    :func:`mixed_schedule` deals them over a long run: the package's weight over all packages' weights,
+    times the target's weight over the package's. A short run deals every package a window first, so there
+    the light packages come up more than their share."""
     total = sum(package_weight(n, p) for n, p in packages.items())
     shares: dict[tuple[str, str], float] = {}
     for name, package in sorted(packages.items()):

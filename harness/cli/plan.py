@@ -2,9 +2,9 @@
 
 Nothing starts: the schedule comes from the seed alone (:func:`harness.runtime.schedule_for`), so it is
 the one the test would record in ``schedule.json``. For the default campaign the plan also gives each
-package's and target's share of the windows (:func:`harness.mix.window_shares`): the odds that a window
-is that fault when every package is free. It shows how rarely a given fault comes up in a
-campaign of many packages, which a single run's schedule hides.
+package's and target's share of the windows (:func:`harness.mix.window_shares`): the share of a long
+run's windows the mix deals that fault, every package free (a short run deals every package once
+first). It shows how rarely a given fault comes up in a campaign of many packages.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def print_plan(config: TestConfig, packages: Mapping[str, Nemesis]) -> None:
                         w.trigger or "")
     out.print(windows)
     faults = Table("package", "target", "windows here", *(["share of windows"] if plan["default_campaign"] else []),
-                   title="Faults" + (" (share: the default campaign's odds per window, every package free)"
+                   title="Faults" + (" (share: of a long run's windows, every package free)"
                                      if plan["default_campaign"] else ""))
     for f in plan["faults"]:
         faults.add_row(f["package"], f["target"], str(f["windows"]),

@@ -66,6 +66,28 @@ def test_targets_that_matter_and_aimed_packages_come_up_more() -> None:
     assert aimed > 1.3 * blunt, (aimed, blunt, AIMED_WEIGHT)
 
 
+def test_every_package_has_a_window_in_a_short_run_before_any_has_its_third() -> None:
+    packages = reference_packages()
+    for seed in range(1, 101):
+        windows = mixed_schedule(seed, packages, 60, 3, triggers=GENERIC)  # type: ignore[arg-type]
+        got = Counter(w.spec.package for w in windows)
+        assert set(got) == set(packages), (seed, sorted(set(packages) - set(got)))
+        first_third = next((i for i, w in enumerate(windows) if Counter(x.spec.package for x in windows[:i + 1])
+                            [w.spec.package] == 3), len(windows))
+        assert len({w.spec.package for w in windows[:first_third]}) == len(packages), seed
+
+
+def test_a_package_s_targets_are_dealt_by_weight_too() -> None:
+    packages = reference_packages()
+    for seed in range(1, 21):
+        windows = mixed_schedule(seed, packages, 600, 3)  # type: ignore[arg-type]
+        kill = Counter(w.spec.target for w in windows if w.spec.package == "kill")
+        # leader, leader+control weigh 3, all and majority 2, minority and one 1: dealt, not drawn, the
+        # counts keep to those ratios within a turn.
+        assert kill["leader"] >= 3 * kill["one"] - 3 and kill["one"] >= 1, (seed, kill)
+        assert abs(kill["leader"] - kill["leader+control"]) <= 1, (seed, kill)
+
+
 def test_a_share_of_windows_waits_for_a_transition_and_none_without_triggers() -> None:
     packages = reference_packages()
     windows = [w for seed in range(100) for w in mixed_schedule(seed, packages, 60, 3, triggers=["election"])]  # type: ignore[arg-type]
@@ -155,10 +177,11 @@ def test_a_default_campaign_runs_overlapping_faults_into_a_well_formed_history(t
 
 
 def test_the_shares_are_how_often_each_package_comes_up_over_many_seeds() -> None:
-    config = default_campaign(TestConfig(system="reference", workload="register", time_limit=60.0))
+    # Long runs: a short one deals every package a window first, whatever its weight.
+    config = default_campaign(TestConfig(system="reference", workload="register", time_limit=600.0))
     packages = prepare(config).packages
     by_package: Counter[str] = Counter()
-    for seed in range(1, 301):
+    for seed in range(1, 31):
         config.seed = seed
         by_package.update(w.spec.package for w in schedule_for(config, packages))
     share: dict[str, float] = {}
