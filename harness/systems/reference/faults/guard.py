@@ -26,10 +26,11 @@ So every such fault takes its **turn** (:meth:`DamageGuard.turn`): one at a time
   ``wait_s`` for it.
 
 A fault that removes a replica of one tablet (config-race, lagging-contract) leaves it fewer copies, so it
-takes a :meth:`DamageGuard.contraction`: refused while another fault holds the guard (past its ``wait_s``) and within
-``VISIBLE_S`` of the last damage, and unless that tablet's leader reports a full, synced ensemble (it may wait
-a few seconds for those two); it holds every damage off while it acts, and afterwards the master's pending placement change (``up`` differs from
-``acting``) holds them off until the replica count is back. At seed 1 of the clean default campaign on
+takes a :meth:`DamageGuard.contraction`: refused while another fault holds the guard (past its ``wait_s``)
+and within ``VISIBLE_S`` of the last damage, and unless that tablet's leader reports a full, synced
+ensemble (it may wait a few seconds for those two); it holds every damage off while it acts, and
+afterwards the master's pending placement change (``up`` differs from ``acting``) holds them off until
+the replica count is back. At seed 1 of the clean default campaign on
 Docker at 6c585ac, a config-race removed one of tablet 1's three replicas while the other lane's wipe,
 past its checks a moment earlier, erased a second: the tablet kept two members, one of them wiped, and never
 had a leader again.
