@@ -76,8 +76,9 @@ def deal(rng: random.Random, choices: Sequence[tuple[str, float]], dealt: Mappin
     weight's, as when drawn at random, but without the gaps and runs of chance: a choice of weight ``w``
     among choices weighing ``total`` has its ``k``-th turn within the first ``k * total / w`` turns dealt
     (while every choice is offered)."""
-    level = min(round((dealt.get(n, 0) + 1) / w, 9) for n, w in choices)
-    return weighted(rng, [(n, w) for n, w in choices if round((dealt.get(n, 0) + 1) / w, 9) == level])
+    finish = {n: round((dealt.get(n, 0) + 1) / w, 9) for n, w in choices}
+    first = min(finish.values())
+    return weighted(rng, [(n, w) for n, w in choices if finish[n] == first])
 
 
 def target_choices(package: Nemesis) -> list[tuple[str, float]]:
@@ -140,8 +141,9 @@ def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float
 def window_shares(packages: Mapping[str, Nemesis]) -> dict[tuple[str, str], float]:
     """Each (package, target)'s share of the default campaign's windows, when every package is free, as
     :func:`mixed_schedule` deals them over a long run: the package's weight over all packages' weights,
-    times the target's weight over the package's. A short run deals every package a window first, so there
-    the light packages come up more than their share."""
+    times the target's weight over the package's. A run of fewer windows than the weights add up to (the
+    reference system's 38, about 95 s) has not yet dealt the lightest packages their first turn: there they
+    come up far less than their share, and the heavy ones more."""
     total = sum(package_weight(n, p) for n, p in packages.items())
     shares: dict[tuple[str, str], float] = {}
     for name, package in sorted(packages.items()):

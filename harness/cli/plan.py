@@ -3,8 +3,8 @@
 Nothing starts: the schedule comes from the seed alone (:func:`harness.runtime.schedule_for`), so it is
 the one the test would record in ``schedule.json``. For the default campaign the plan also gives each
 package's and target's share of the windows (:func:`harness.mix.window_shares`): the share of a long
-run's windows the mix deals that fault, every package free (a short run deals every package once
-first). It shows how rarely a given fault comes up in a campaign of many packages.
+run's windows the mix deals that fault, every package free (a short run deals the lightest packages
+less than their share). It shows how rarely a given fault comes up in a campaign of many packages.
 """
 
 from __future__ import annotations

@@ -166,7 +166,7 @@ def test_a_default_campaign_runs_overlapping_faults_into_a_well_formed_history(t
 
 
 def test_the_shares_are_how_often_each_package_comes_up_over_many_seeds() -> None:
-    # Long runs: a short one deals every package a window first, whatever its weight.
+    # Long runs: a 60 s one has not dealt the weight-1 packages their first turn yet.
     config = default_campaign(TestConfig(system="reference", workload="register", time_limit=600.0))
     packages = prepare(config).packages
     by_package: Counter[str] = Counter()

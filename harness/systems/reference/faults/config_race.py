@@ -40,6 +40,11 @@ found the other lane's wipe, file damage, contraction or stalled swap holding th
 ``no-cas-config-change`` went uncaught."""
 
 
+def _settled(tab: dict[str, Any]) -> bool:
+    """Whether a tablet of the master's status has three or more replicas and no migration: one to race on."""
+    return bool(tab.get("up")) and len(tab["up"]) >= 3 and tab.get("migration") is None
+
+
 async def _one(cluster: Cluster, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """One admin call; its record holds the parameters and either ``result`` or ``error`` (with a refusal's
     ``committed``: the config id the master says was committed when it refused)."""
@@ -73,8 +78,7 @@ class ConfigRaceNemesis:
     async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Read one tablet's config id, then send two changes naming it at once; record both answers."""
         st = await master_status(cluster)
-        tablets = {t: tab for t, tab in st["tablets"].items() if tab.get("up") and len(tab["up"]) >= 3
-                   and tab.get("migration") is None}
+        tablets = {t: tab for t, tab in st["tablets"].items() if _settled(tab)}
         if not tablets:
             return {"target": spec.target, "skipped": "no settled tablet with three replicas"}
         t = rng.choice(sorted(tablets, key=int))
@@ -84,7 +88,7 @@ class ConfigRaceNemesis:
             # Read again: a wait for the turn outlives the config id read above.
             st = await master_status(cluster)
             tab = st["tablets"].get(t) or {}
-            if not tab.get("up") or len(tab["up"]) < 3 or tab.get("migration") is not None:
+            if not _settled(tab):
                 return {"target": spec.target, "tablet": int(t),
                         "skipped": "the tablet was no longer settled with three replicas after the wait"}
             live = sorted(m for m, r in st["members"].items() if r["state"] == "normal" and r["alive"])

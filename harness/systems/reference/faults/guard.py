@@ -181,13 +181,11 @@ class DamageGuard:
         and for the last two (not holding the guard while it waits for them: :meth:`_take`). The other tablets'
         state does not matter to it."""
         held, why = await self._take(lambda: self._uncontractable(cluster, str(tablet)), wait_s)
-        if not held:
-            yield why
-            return
         try:
             yield why
         finally:
-            self._lock.release()
+            if held:
+                self._lock.release()
 
     async def _take(self, check: Callable[[], Awaitable[str | None]], wait_s: float) -> tuple[bool, str | None]:
         """Take the guard once ``check`` allows under it, waiting up to ``wait_s`` in all: (True, None) held
@@ -202,7 +200,7 @@ class DamageGuard:
         acts on is always the one asked while holding it."""
         deadline = time.monotonic() + wait_s
         while True:
-            if await self._acquire(max(0.0, deadline - time.monotonic())) is None:
+            if not await self._acquire(max(0.0, deadline - time.monotonic())):
                 return False, self._busy()
             why = await check()
             if why is None or time.monotonic() >= deadline:
@@ -210,20 +208,18 @@ class DamageGuard:
             self._lock.release()
             await _waited(check, deadline - time.monotonic())
 
-    async def _acquire(self, wait_s: float) -> float | None:
-        """Take the guard, waiting up to ``wait_s`` for another fault's turn to end: what is left of
-        ``wait_s`` once taken, or None when it was not."""
-        started = time.monotonic()
+    async def _acquire(self, wait_s: float) -> bool:
+        """Take the guard, waiting up to ``wait_s`` for another fault's turn to end; whether it was taken."""
         if not self._lock.locked():
             await self._lock.acquire()
         elif wait_s <= 0:
-            return None
+            return False
         else:
             try:
                 await asyncio.wait_for(self._lock.acquire(), wait_s)
             except TimeoutError:
-                return None
-        return wait_s - (time.monotonic() - started)
+                return False
+        return True
 
     async def _uncontractable(self, cluster: Cluster, tablet: str) -> str | None:
         """Why a replica of ``tablet`` may not be removed now (see :meth:`contraction`), or None."""

@@ -170,7 +170,6 @@ def test_a_config_race_waits_for_the_guard_s_turn_instead_of_skipping(tmp_path: 
     asyncio.run(scenario())
 
 
-
 def test_a_turn_waiting_for_the_cluster_does_not_hold_the_guard(monkeypatch: pytest.MonkeyPatch) -> None:
     # At a92cff5 a turn took the guard and then waited for the cluster to become whole (a wipe up to 30 s),
     # keeping every other fault out: 0 of 45 config-race windows and 2 of 33 stalled swaps got a turn in the
