@@ -13,10 +13,14 @@ RUN_TIME ?= 30
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The shipped plugins (plugins/*) install as any outside plugin does: editable, each from its own pyproject.
+PLUGINS := $(wildcard plugins/*/pyproject.toml)
+
+$(STAMP): pyproject.toml $(PLUGINS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
-	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev,docs]'
+	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev,docs]' \
+		$(foreach p,$(PLUGINS),-e $(dir $(p)))
 	@touch $(STAMP)
 	@echo "setup: $(VENV) is ready"
 
@@ -29,7 +33,8 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy harness system nemesis checkers workloads reports tests examples/toy_kv
+	$(BIN)/mypy harness system nemesis checkers workloads reports plugins/reference/fencepost_reference \
+		plugins/etcd/fencepost_etcd tests examples/toy_kv
 	$(BIN)/lint-imports
 
 docs: setup

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from fencepost_reference.recipes import RECIPES, recipe
 
 from harness.backends.iptables import why_unavailable
 from harness.bug_matrix import passed, run_matrix, summarize
 from harness.pytest_plugin import CampaignSettings
 from harness.run import RunOutcome
-from harness.systems.reference.recipes import RECIPES, recipe
 
 CI_SUBSET = {"no-cas-config-change": 1, "stale-copy-session": 1, "commit-prior-epoch": 3}
 """Bug -> a seed, for the CI subset: three bugs, each seen by a different checker (config-cas, topology-guards,

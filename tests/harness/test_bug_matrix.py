@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fencepost_reference.recipes import RECIPES
 
 from harness.bug_matrix import CLEAN, Cell, config_for, passed, plan, run_matrix, summarize
 from harness.store import RunDir
 from harness.systems.api import Recipe
-from harness.systems.reference.recipes import RECIPES
 
 
 def test_the_plan_runs_every_bug_then_its_clean_twin() -> None:
@@ -52,7 +52,7 @@ def test_an_unknown_clean_run_is_a_false_alarm() -> None:
 
 
 def test_a_recipe_whose_mode_is_its_workload_has_no_clean_twin() -> None:
-    from harness.systems.etcd.recipes import BUGS
+    from fencepost_etcd.recipes import BUGS
 
     recipes = {name: bug.recipe for name, bug in BUGS.items()}
     runs = plan(sorted(recipes), [1], recipes=recipes)

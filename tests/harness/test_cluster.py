@@ -11,7 +11,7 @@ import pytest
 from harness.backends.lazyfs.mount import fuse_mounts_under
 from harness.backends.local import LocalBackend
 from harness.polling import poll_until
-from tests.harness.systems.reference.cluster_kit import node_events, reference_cluster, whole
+from tests.plugins.reference.cluster_kit import node_events, reference_cluster, whole
 
 
 @pytest.mark.slow

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fencepost_reference.checkers.amnesia.evidence import Evidence
+from fencepost_reference.checkers.amnesia.rules import epochs_never_go_down
+
 from checkers.bank import BankChecker
 from checkers.linearizable import LinearizableChecker
 from harness.checker import CheckContext, run_checkers
 from harness.detection import detection, first_anomaly_s
 from harness.history.op import Op
-from harness.systems.reference.checkers.amnesia.evidence import Evidence
-from harness.systems.reference.checkers.amnesia.rules import epochs_never_go_down
 from tests.checkers.histories import sequential
 
 

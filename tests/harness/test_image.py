@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from fencepost_reference.plugin import ReferencePlugin
 
 from harness.backends import docker_objects as objs
 from harness.backends import image
-from harness.systems.reference.plugin import ReferencePlugin
 
 FENCEPOST = [sys.executable, "-m", "harness.cli.main"]
 

@@ -24,7 +24,7 @@ def test_the_installed_extensions_are_found_by_entry_point() -> None:
 def test_a_systems_own_fault_beats_the_generic_one_and_adds_to_the_list() -> None:
     reference = registry.load_system("reference")
     assert "failover" in registry.nemesis_names(reference) and "failover" not in registry.nemesis_names()
-    assert type(registry.load_nemesis("wipe", reference)).__module__ == "harness.systems.reference.faults.wipe"
+    assert type(registry.load_nemesis("wipe", reference)).__module__ == "fencepost_reference.faults.wipe"
 
 
 def test_unknown_names_are_refused_with_what_is_available() -> None:

@@ -144,7 +144,7 @@ def test_clock_faults_are_refused_on_nodes_started_without_faketime() -> None:
 
 
 def test_the_docker_backend_refuses_clock_faults_before_starting_anything(tmp_path: Path) -> None:
-    from harness.systems.reference.plugin import ReferencePlugin
+    from fencepost_reference.plugin import ReferencePlugin
 
     backend = DockerBackend()
     assert CLOCK not in backend.capabilities

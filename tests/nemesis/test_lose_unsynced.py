@@ -10,13 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fencepost_reference.info import cluster_info
 
 from harness.backends.lazyfs.mount import fuse_mounts_under
 from harness.capabilities import POWER_LOSS, PROCESSES, CapabilityMissing
 from harness.cluster import Cluster
 from harness.protocols import FaultSpec, Nemesis
 from harness.registry import load_nemesis, needs_of, nemesis_names
-from harness.systems.reference.info import cluster_info
 from nemesis.lose_unsynced import TARGETS
 from system.client import Client
 from tests.harness.backends.local_cluster import local_cluster

@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
+from fencepost_reference.info import cluster_info, operators
 
 from harness.backends.iptables import why_unavailable
-from harness.systems.reference.info import cluster_info, operators
 from nemesis.partition import grudge_for
 from system.client import Client
 from tests.harness.backends.local_cluster import local_cluster
-from tests.harness.systems.reference.cluster_kit import leaders
+from tests.plugins.reference.cluster_kit import leaders
 
 pytestmark = pytest.mark.skipif(why_unavailable() is not None, reason=f"{why_unavailable()}")
 

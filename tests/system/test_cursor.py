@@ -77,7 +77,8 @@ def test_a_stopped_cursor_sends_nothing_even_when_woken_as_it_stops(tmp_path: Pa
 async def _stream_through_a_lossy_link(tmp: Path, bug: bool) -> tuple[int, int, int, int]:
     """Stream 60 writes to a follower through a proxy that loses every fifth batch; return the most the
     leader counted as confirmed above the follower's real head, the batches lost, and both final heads."""
-    from harness.systems.reference.faults.lossy_proxy import LossyProxy
+    from fencepost_reference.faults.lossy_proxy import LossyProxy
+
     from system import bugs
 
     bugs.configure(["gap-ack"] if bug else [])

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fencepost_reference.info import cluster_info, operators
 
 from harness.backends.iptables import why_unavailable
-from harness.systems.reference.info import cluster_info, operators
 from harness.targets import complete_grudge
 from system.admin import call
 from system.wire import ConnectionLost, Unreachable

@@ -8,12 +8,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from fencepost_reference.info import cluster_info
+from fencepost_reference.plugin import ReferencePlugin
+
 from harness.backends.iptables import leftover_chains
 from harness.backends.local import LocalBackend
 from harness.cluster import Cluster, running
 from harness.config import TestConfig
-from harness.systems.reference.info import cluster_info
-from harness.systems.reference.plugin import ReferencePlugin
 from system.client import Client
 
 

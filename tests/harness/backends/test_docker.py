@@ -9,15 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fencepost_reference.info import cluster_info, node_uuid
+from fencepost_reference.plugin import ReferencePlugin
 
 from harness.backends import docker_objects as objs
 from harness.backends.docker import DockerBackend
 from harness.cluster import Cluster
 from harness.config import TestConfig
-from harness.systems.reference.info import cluster_info, node_uuid
-from harness.systems.reference.plugin import ReferencePlugin
 from system.admin import call_sync
-from tests.harness.systems.reference.cluster_kit import leaders
+from tests.plugins.reference.cluster_kit import leaders
 
 REASON = objs.engine_unavailable()
 pytestmark = [pytest.mark.docker, pytest.mark.slow,

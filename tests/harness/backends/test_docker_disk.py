@@ -11,15 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fencepost_reference.faults.corrupt import damage
+from fencepost_reference.faults.file_damage import WAL_KINDS
+from fencepost_reference.info import cluster_info
+from fencepost_reference.plugin import ReferencePlugin
 
 from harness.backends import docker_objects as objs
 from harness.backends.docker import DockerBackend
 from harness.cluster import Cluster
 from harness.config import TestConfig
-from harness.systems.reference.faults.corrupt import damage
-from harness.systems.reference.faults.file_damage import WAL_KINDS
-from harness.systems.reference.info import cluster_info
-from harness.systems.reference.plugin import ReferencePlugin
 from system.admin import call_sync
 from system.client import Client
 from system.node import EXIT_DISK_LOSS

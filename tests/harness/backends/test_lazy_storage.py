@@ -10,6 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fencepost_reference.info import node_uuid
+from fencepost_reference.plugin import ReferencePlugin
 
 from harness.backends.lazyfs.mount import fuse_mounts_under
 from harness.backends.local import LocalBackend
@@ -17,8 +19,6 @@ from harness.backends.reaper import reap_run_dir
 from harness.capabilities import POWER_LOSS
 from harness.cluster import Cluster
 from harness.config import TestConfig
-from harness.systems.reference.info import node_uuid
-from harness.systems.reference.plugin import ReferencePlugin
 from tests.harness.backends.local_cluster import local_cluster
 
 pytestmark = [pytest.mark.slow,

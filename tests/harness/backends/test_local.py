@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from fencepost_reference.info import node_uuid
 
 from harness.backends.local import LocalBackend
-from harness.systems.reference.info import node_uuid
 from tests.harness.backends.local_cluster import local_cluster
-from tests.harness.systems.reference.cluster_kit import reference_cluster
+from tests.plugins.reference.cluster_kit import reference_cluster
 
 pytestmark = pytest.mark.slow
 

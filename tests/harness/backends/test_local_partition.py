@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fencepost_reference.info import node_uuid
 
 from harness.backends.iptables import why_unavailable
 from harness.cluster import Cluster
-from harness.systems.reference.info import node_uuid
 from harness.targets import busiest_leader, complete_grudge
 from system.admin import call
 from tests.harness.backends.local_cluster import local_cluster

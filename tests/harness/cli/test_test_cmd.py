@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from harness.systems.reference.recipes import recipe
+from fencepost_reference.recipes import recipe
 
 
 def fencepost(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:

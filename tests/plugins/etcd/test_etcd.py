@@ -1,0 +1,148 @@
+"""etcd through Fencepost's seam, against real etcd members: exact outcomes, the leader, a wipe that rejoins
+under a new identity, and membership changes."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from fencepost_etcd.client import EtcdClient
+from fencepost_etcd.gateway import Definite, Gateway, Indefinite
+from fencepost_etcd.plugin import EtcdPlugin
+
+from harness.backends.local import LocalBackend
+from harness.cluster import Cluster, running
+from harness.config import TestConfig
+from harness.protocols import Invocation
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("etcd") is None, reason="etcd is not installed")]
+
+
+@asynccontextmanager
+async def etcd(tmp_path: Path, nodes: int = 3) -> AsyncIterator[Cluster]:
+    async with running(TestConfig(system="etcd", nodes=nodes), EtcdPlugin(), LocalBackend(), tmp_path) as cluster:
+        yield cluster
+
+
+def gateway(cluster: Cluster, node: str, timeout: float = 2.0) -> Gateway:
+    host, port = cluster.address(node)
+    return Gateway(f"http://{host}:{port}", timeout)
+
+
+def test_outcomes_are_exact(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with etcd(tmp_path) as cluster:
+            g = gateway(cluster, "n1")
+            try:
+                assert await g.cas("k", None, "1") and not await g.cas("k", None, "2")  # absent, then present
+                assert await g.cas("k", "1", "3") and not await g.cas("k", "1", "4")
+                assert (await g.get("k"))[0] == "3"
+                with pytest.raises(Definite, match="lease not found"):
+                    await g.keep_alive("12345")
+                await cluster.processes.pause("n2")
+                paused = gateway(cluster, "n2", timeout=0.5)
+                with pytest.raises(Indefinite, match="Timeout"):  # it may have been applied: nobody knows
+                    await paused.put("x", "1")
+                await paused.close()
+                await cluster.processes.resume("n2")
+                await cluster.processes.kill("n3")
+                refused = gateway(cluster, "n3")
+                with pytest.raises(Definite, match="ConnectError"):  # the request never left
+                    await refused.put("x", "1")
+                await refused.close()
+                client = EtcdClient("register")
+                client.gateway = gateway(cluster, "n3")
+                assert (await client.invoke(Invocation("write", "y", 1))).type == "fail"
+                assert (await client.invoke(Invocation("read", "y"))).type == "fail"
+                await client.close()
+            finally:
+                await g.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_leader_comes_from_etcds_status_and_follows_a_kill(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with etcd(tmp_path) as cluster:
+            (leader,) = await cluster.primaries()
+            assert leader in cluster.nodes()
+            await cluster.processes.kill(leader)
+            for _ in range(100):
+                found = await cluster.primaries()
+                if found and found != [leader]:
+                    break
+                await asyncio.sleep(0.1)
+            assert found and found[0] != leader
+
+    asyncio.run(scenario())
+
+
+def test_a_wiped_member_rejoins_as_a_new_member_never_under_its_old_identity(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with etcd(tmp_path) as cluster:
+            plugin = cluster.system
+            assert isinstance(plugin, EtcdPlugin)
+            g = gateway(cluster, "n1")
+            await g.put("before", "1")
+            old = (await plugin.member_ids(cluster))["n3"]
+            extra = await cluster.wipe("n3")
+            assert extra[:2] == ["--initial-cluster-state", "existing"]
+            await plugin.ready(cluster, 60)
+            ids = await plugin.member_ids(cluster)
+            assert set(ids) == {"n1", "n2", "n3"} and ids["n3"] != old
+            n3 = gateway(cluster, "n3")
+            assert (await n3.get("before"))[0] == "1"  # it caught up from the others
+            await n3.close()
+            await g.close()
+
+    asyncio.run(scenario())
+
+
+def test_membership_removes_a_member_and_adds_it_back(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with etcd(tmp_path) as cluster:
+            plugin = cluster.system
+            assert isinstance(plugin, EtcdPlugin)
+            state = cluster.membership
+            done = await state.change(cluster, "remove", random.Random(2))
+            removed = done["removed"]
+            assert removed not in await plugin.member_ids(cluster, exclude=[removed])
+            assert not cluster.processes.running(removed)
+            assert (await state.restore(cluster))["added"] == [removed]
+            await state.settle(cluster)
+            assert set(await plugin.member_ids(cluster)) == {"n1", "n2", "n3"}
+
+    asyncio.run(scenario())
+
+
+def test_clock_faults_are_refused_for_etcd_saying_why(tmp_path: Path) -> None:
+    from harness.registry import Refused
+    from harness.run import prepare
+
+    with pytest.raises(Refused, match="etcd is a Go program"):
+        prepare(TestConfig(system="etcd", nemesis=["clock"]))
+
+
+def test_a_client_reopened_after_another_closed_takes_its_member(tmp_path: Path) -> None:
+    """As a Jepsen worker keeps its node: a worker's new client after a timeout stays on the member it was
+    cut off with, so a partitioned member keeps its clients (and serves them stale serializable reads)."""
+    async def scenario() -> None:
+        async with etcd(tmp_path) as cluster:
+            clients = [EtcdClient("register") for _ in range(3)]
+            for c in clients:
+                await c.open(cluster)
+            assert sorted(c.home or "" for c in clients) == cluster.nodes()  # the next member, in turn
+            await clients[1].close()
+            again = EtcdClient("register")
+            await again.open(cluster)
+            assert again.home == clients[1].home
+            assert (await again.invoke(Invocation("write", "k", 1))).type == "ok"
+            for c in [clients[0], clients[2], again]:
+                await c.close()
+
+    asyncio.run(scenario())
