@@ -33,9 +33,9 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy harness system nemesis checkers workloads reports plugins/reference/fencepost_reference \
+	$(BIN)/mypy fencepost harness system nemesis checkers workloads reports plugins/reference/fencepost_reference \
 		plugins/etcd/fencepost_etcd tests examples/toy_kv
-	$(BIN)/lint-imports
+	PYTHONPATH=examples/toy_kv $(BIN)/lint-imports
 
 docs: setup
 	$(BIN)/mkdocs build --strict -d build/site

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.faults import fault_windows
 from harness.history.op import Call, Op, OpType
 from harness.history.pairing import pair_calls

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import Op
 from harness.history.pairing import pair_calls
 

@@ -5,7 +5,7 @@ operation as ``fail`` or ``info`` the way Jepsen's clients do. An ``AttributeErr
 ``KeyError`` is not planned for: the client (the system's client library, or the plugin's adapter over it)
 has a bug, and recording the operation as ``info`` alone would hide it, since an unknown outcome is
 always allowed. The workers record every exception that ended an operation as its ``crash`` field (type,
-where it was raised, and whether it is a programming error: :data:`harness.workers.PROGRAMMING_ERRORS`);
+where it was raised, and whether it is a programming error: :data:`harness.client_workers.PROGRAMMING_ERRORS`);
 this checker makes the run invalid when any is a programming error, and cites the operations, so that
 the report shows the first one and where it was raised. The log-pattern checker does the same for the
 nodes' own tracebacks.
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import Op
 
 EXAMPLES = 10

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import Op, OpType
 
 _NUMBERS = re.compile(r"\b\d+(\.\d+)?\b|0x[0-9a-fA-F]+")

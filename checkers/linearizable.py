@@ -1,6 +1,6 @@
 """The run-level linearizability checker: pairs a run's history and checks it against a model.
 
-It wraps :func:`checkers.linearizability.check_calls` in the :class:`harness.checker.Checker` protocol,
+It wraps :func:`checkers.linearizability.check_calls` in the :class:`harness.checker_protocol.Checker` protocol,
 checks every key (all violations, not only the first), explains each counterexample in words, and
 writes the interactive counterexample page ``linearizability.html`` into the run folder.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from checkers.linearizability import check_calls
 from checkers.linearizability.explain import explain_all
 from checkers.models import make_model
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import Op
 from harness.history.pairing import pair_calls
 

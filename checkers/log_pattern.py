@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.checker import UNKNOWN, CheckContext
+from harness.checker_protocol import UNKNOWN, CheckContext
 from harness.history.op import Op
 
 DEFAULT_PATTERNS: dict[str, str] = {

@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import Op, OpType
 from harness.history.pairing import pair_calls
 

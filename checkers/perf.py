@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import Call, Op
 from harness.history.pairing import pair_calls
 

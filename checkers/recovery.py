@@ -4,7 +4,7 @@ A replicated store promises more than safety: when the faults stop, it comes bac
 the recovery pause, the harness runs each workload's final operations (processes from
 :data:`harness.history.op.FINAL_PROCESS_BASE` on: reads, and the register workload's write of each key
 before its read), trying each one that does not succeed again for up to ``FINAL_PATIENCE_S`` seconds
-(:mod:`harness.runtime`). A final operation that never succeeded means the cluster did not recover: an
+(:mod:`harness.lifecycle`). A final operation that never succeeded means the cluster did not recover: an
 election that never ends, a commit index that never moves, a reconfiguration stuck half-way, a replica
 never repaired. No black-box safety checker sees this, since operations that
 never complete are indeterminate, and an indeterminate history is never invalid for being unfinished.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import FINAL_PROCESS_BASE, Op, OpType
 from harness.history.pairing import pair_calls
 

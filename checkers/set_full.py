@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker import UNKNOWN, CheckContext
+from harness.checker_protocol import UNKNOWN, CheckContext
 from harness.history.op import Op
 from harness.history.pairing import pair_calls
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker import UNKNOWN, CheckContext
+from harness.checker_protocol import UNKNOWN, CheckContext
 from harness.history.op import Op
 from harness.history.pairing import pair_calls
 

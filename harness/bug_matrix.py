@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.config import TestConfig
+from harness.plugin_api import Recipe
 from harness.registry import Refused
 from harness.store import RunDir, RunStore
-from harness.systems.api import Recipe
 
 CLEAN = "clean"
 """The case name prefix of runs without a bug."""
@@ -122,7 +122,7 @@ def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, 
     """Run the matrix of ``system``'s bugs (``recipes``: each bug's recipe) one run at a time; call
     ``on_cell`` after each. With ``default_workload``, every run is the system's default campaign on that
     workload instead of a recipe (the clean system once per seed). KeyboardInterrupt propagates."""
-    from harness.run import run_test
+    from harness.launch import run_test
 
     campaign = campaign or time.strftime("matrix-%Y%m%dT%H%M%S", time.gmtime())
     cells = []

@@ -1,8 +1,8 @@
 """What can be done to a cluster: small capability protocols, as Jepsen splits DB from Kill, Pause and Net.
 
 A fault package declares the capabilities it needs (its ``needs`` attribute, a set of the names below).
-A run has a capability when its system offers it (:attr:`harness.systems.api.SystemPlugin.capabilities`)
-and its backend can carry it out (:attr:`harness.backends.api.Backend.capabilities`); a test that asks
+A run has a capability when its system offers it (:attr:`harness.plugin_api.SystemPlugin.capabilities`)
+and its backend can carry it out (:attr:`harness.backends.backend.Backend.capabilities`); a test that asks
 for a fault its run cannot do is refused before anything starts, with one line naming the fault and the
 missing capability.
 

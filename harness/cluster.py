@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from harness import capabilities as caps
 from harness.capabilities import CapabilityMissing
+from harness.plugin_api import NODE, HasMembership, ProcessSpec, Rejoins
 from harness.shared_network import SharedNetwork
-from harness.systems.api import NODE, HasMembership, ProcessSpec, Rejoins
 
 if TYPE_CHECKING:
-    from harness.backends.api import Backend
+    from harness.backends.backend import Backend
     from harness.config import TestConfig
-    from harness.systems.api import SystemPlugin
+    from harness.plugin_api import SystemPlugin
 
 
 def offered(system: SystemPlugin, backend: Backend) -> frozenset[str]:
@@ -137,7 +137,7 @@ class Cluster:
         rejoin step), and start it again; returns the extra start arguments the system asked for.
 
         Two wipes of one node run one after the other. Faults in two lanes can wipe the same node at once
-        (at c273c74 the membership fault's re-add and the wipe fault both wiped n1): interleaved, the
+        (the membership fault's re-add and the wipe fault once both wiped one node): interleaved, the
         second erase unmounted and deleted the disk the first had just given the restarted node, and the
         run ended in an error reading its event log."""
         self.require(caps.DISK)

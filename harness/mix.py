@@ -16,12 +16,11 @@ like any other, differs from a single fault's in three ways:
   each window goes to the free package whose next window would finish first at its weight's rate, the
   seed breaking ties by weight (its target is still drawn by weight: most packages have one or two
   windows a run, and a dealt target would be the same heaviest one at every seed). Each package gets its share
-  of a run without the gaps of chance: drawn at random, a 120 s run left a package of weight 2 out, or
-  gave it one window, in about a quarter of the seeds (at seed 1, at 00fe14f, no ``cancelled-copy``
-  window), and a 60 s run left out 4.3 of the 17 packages on average, at seed 1 both faults that swap
-  a node, so the mutation sample's three mutants of the swap path went uncaught. Dealt, every package
-  of weight 2 or more has a window in 60 s, and every package in 120 s. (A first round of every
-  package, blunt ones included, was tried at bd7b643 and cost the seeded bugs their aimed windows.)
+  of a run without the gaps of chance: drawn at random, a 120 s run often left a package of weight 2
+  out, or gave it one window, and a 60 s run left several packages out, sometimes both faults that swap
+  a node, so that mutants of the swap path went uncaught. Dealt, every package of weight 2 or more has
+  a window in 60 s, and every package in 120 s. (A first round of every package, blunt ones included,
+  was tried and cost the seeded bugs their aimed windows.)
 - **Aimed timing.** A share of the windows wait, when their time comes, for a transition of the
   system (:mod:`harness.transitions`): a leader change, an election, a reconfiguration, a copy, a
   follower falling behind; then they strike. Packages aimed at one protocol window (the reference
@@ -39,14 +38,14 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from harness.plugin_api import Transitions
 from harness.protocols import FaultSpec, Nemesis
 from harness.schedule import ScheduledFault
-from harness.systems.api import Transitions
 
 if TYPE_CHECKING:
-    from harness.backends.api import Backend
+    from harness.backends.backend import Backend
     from harness.config import TestConfig
-    from harness.systems.api import SystemPlugin
+    from harness.plugin_api import SystemPlugin
 
 LANES = 2
 TRIGGER_SHARE = 0.35
@@ -169,14 +168,14 @@ def default_campaign(config: TestConfig, given: frozenset[str] = frozenset(), *,
     """``config`` turned into its system's default campaign: every fault package its run can do, the
     overlapping schedule, the transitions windows may wait for, and the system's own settings for it
     (``default_settings``) for every field not in ``given`` (those set on the command line). ``system`` and
-    ``backend`` replace the installed ones the config names, as in :func:`harness.run.prepare`.
+    ``backend`` replace the installed ones the config names, as in :func:`harness.launch.prepare`.
 
     Raises:
         registry.Refused: the system or backend is unknown.
     """
     from harness import registry
     from harness.cluster import offered
-    from harness.systems.api import DefaultCampaign
+    from harness.plugin_api import DefaultCampaign
     from harness.transitions import GENERIC
 
     system = system if system is not None else registry.load_system(config.system)

@@ -8,14 +8,14 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.cluster import Cluster
+from harness.client_workers import Tally
+from harness.cluster_view import ClusterView
 from harness.history.op import NEMESIS, OpType
 from harness.protocols import Nemesis
 from harness.recorder import Recorder
 from harness.schedule import ScheduledFault
 from harness.shared_network import acting_for
 from harness.transitions import wait_for
-from harness.workers import Tally
 
 TRIGGER_PATIENCE = 0.5
 """The share of its window a triggered fault waits for its transition before striking anyway."""
@@ -36,7 +36,7 @@ async def _act(recorder: Recorder, f: str, value: Any, action: Any) -> None:
 
 
 async def run_schedule(
-    schedule: Sequence[ScheduledFault], packages: Mapping[str, Nemesis], cluster: Cluster,
+    schedule: Sequence[ScheduledFault], packages: Mapping[str, Nemesis], cluster: ClusterView,
     recorder: Recorder, started: float, tally: Tally, *, keep_time: bool = False,
 ) -> None:
     """Apply every fault window of ``schedule``; ``started`` is the test's monotonic start time.
@@ -72,7 +72,7 @@ async def run_schedule(
 
 
 async def _run_lane(windows: Sequence[ScheduledFault], packages: Mapping[str, Nemesis],
-                    locks: Mapping[str, asyncio.Lock], cluster: Cluster, recorder: Recorder, started: float,
+                    locks: Mapping[str, asyncio.Lock], cluster: ClusterView, recorder: Recorder, started: float,
                     tally: Tally, first: int = 0) -> None:
     for i, window in enumerate(windows, start=first):
         with acting_for(f"lane {window.lane} window {i}"):  # its network cut composes with other lanes'
@@ -80,7 +80,7 @@ async def _run_lane(windows: Sequence[ScheduledFault], packages: Mapping[str, Ne
 
 
 async def _run_window(window: ScheduledFault, packages: Mapping[str, Nemesis], locks: Mapping[str, asyncio.Lock],
-                      cluster: Cluster, recorder: Recorder, started: float, tally: Tally) -> None:
+                      cluster: ClusterView, recorder: Recorder, started: float, tally: Tally) -> None:
     package = packages[window.spec.package]
     end = started + window.at + window.duration
     await asyncio.sleep(max(0.0, started + window.at - time.monotonic()))

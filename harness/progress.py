@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from harness.workers import Tally
+from harness.client_workers import Tally
 
 
 class ProgressDisplay:

@@ -2,8 +2,8 @@
 
 Adding a workload or fault means writing a new class that satisfies one of these, in a new file; the
 runtime never changes. Each method's docstring is its whole contract. The rest of the seam lives
-beside these: Checker in :mod:`harness.checker`, the system plugin in :mod:`harness.systems.api`, the
-capabilities faults need in :mod:`harness.capabilities`, and Backend in :mod:`harness.backends.api`.
+beside these: Checker in :mod:`harness.checker_protocol`, the system plugin in :mod:`harness.plugin_api`, the
+capabilities faults need in :mod:`harness.capabilities`, and Backend in :mod:`harness.backends.backend`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from harness.checker import Checker
+from harness.checker_protocol import Checker
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster_view import ClusterView
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,11 @@ class Outcome:
 class Client(Protocol):
     """One worker's connection to the system (Jepsen's client). An exception in ``invoke`` is info.
 
-    The system under test makes its clients (:meth:`harness.systems.api.SystemPlugin.client`); a workload
+    The system under test makes its clients (:meth:`harness.plugin_api.SystemPlugin.client`); a workload
     only names the functions it invokes.
     """
 
-    async def open(self, cluster: Cluster) -> None:
+    async def open(self, cluster: ClusterView) -> None:
         """Connect to the cluster."""
         ...
 
@@ -134,14 +134,14 @@ class Nemesis(Protocol):
         """The target choices the schedule may draw from, e.g. ("one", "minority", "leader")."""
         ...
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Begin the fault; return a JSON-ready description (resolved targets) for the history."""
         ...
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """End the fault begun by the last ``start``; return a description."""
         ...
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Undo anything this package may have left, whatever state it is in. Safe to call twice."""
         ...

@@ -3,7 +3,7 @@
 Options: ``--fencepost-system``, ``--fencepost-backend``, ``--fencepost-time-limit``, ``--fencepost-store``,
 ``--fencepost-nightly`` (tests marked ``nightly`` are skipped without it).
 Fixtures: ``cluster`` (a running, ready :class:`harness.cluster.Cluster` of the chosen system on the
-chosen backend), ``run_test`` (runs a test config and returns its :class:`harness.run.RunOutcome`) and
+chosen backend), ``run_test`` (runs a test config and returns its :class:`harness.launch.RunOutcome`) and
 ``campaign_settings`` (the options and campaign id, for tests that drive runs themselves, such as the bug
 matrix). Markers: ``campaign``, ``nightly``, ``docker``, ``spark``.
 
@@ -27,7 +27,7 @@ import pytest
 
 if TYPE_CHECKING:
     from harness.cluster import Cluster
-    from harness.run import RunOutcome
+    from harness.launch import RunOutcome
 
 MARKERS = (
     "campaign: a fault campaign against a system under test",
@@ -144,7 +144,7 @@ def run_test(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., Ru
     The backend, time limit and store come from the ``--fencepost-*`` options when given.
     """
     from harness.config import TestConfig
-    from harness.run import run_test as run
+    from harness.launch import run_test as run
 
     opts = request.config.option
     store = Path(opts.fencepost_store) if opts.fencepost_store else tmp_path / "store"

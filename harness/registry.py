@@ -7,8 +7,8 @@ installing a package, never by editing Fencepost:
 ======================  ===========================================================================
 group                   the callable
 ======================  ===========================================================================
-``fencepost.systems``   ``() -> SystemPlugin`` (:mod:`harness.systems.api`), called once per run
-``fencepost.backends``  ``() -> Backend`` (:mod:`harness.backends.api`), called once per run
+``fencepost.systems``   ``() -> SystemPlugin`` (:mod:`harness.plugin_api`), called once per run
+``fencepost.backends``  ``() -> Backend`` (:mod:`harness.backends.backend`), called once per run
 ``fencepost.workloads`` ``(TestConfig) -> Workload``
 ``fencepost.nemeses``   ``() -> Nemesis``: a generic fault package
 ``fencepost.checkers``  ``() -> Checker``: a history checker every run gets
@@ -29,10 +29,10 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from harness.capabilities import CAPABILITIES
-from harness.checker import Checker
+from harness.checker_protocol import Checker
 from harness.config import TestConfig
+from harness.plugin_api import ExplainsGaps, SystemPlugin
 from harness.protocols import Nemesis, Workload
-from harness.systems.api import ExplainsGaps, SystemPlugin
 
 SYSTEMS = "fencepost.systems"
 BACKENDS = "fencepost.backends"
@@ -80,7 +80,7 @@ def load_system(name: str = DEFAULT_SYSTEM) -> SystemPlugin:
     """
     plugin = _load(SYSTEMS, "system", name)()
     if not isinstance(plugin, SystemPlugin):
-        raise Refused(f"system {name!r} does not satisfy the SystemPlugin protocol (harness.systems.api)")
+        raise Refused(f"system {name!r} does not satisfy the SystemPlugin protocol (harness.plugin_api)")
     return plugin
 
 
@@ -92,7 +92,7 @@ def backend_names() -> list[str]:
 
 
 def load_backend(name: str) -> Any:
-    """A fresh instance of backend ``name`` (:class:`harness.backends.api.Backend`).
+    """A fresh instance of backend ``name`` (:class:`harness.backends.backend.Backend`).
 
     Raises:
         Refused: there is no such backend.

@@ -11,17 +11,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from harness.capabilities import PRIMARIES
-from harness.systems.api import CONTROL
+from harness.process_spec import CONTROL
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster_view import ClusterView
 
 PROCESS_TARGETS = ("one", "minority", "majority", "all", "leader")
 LEADER_AND_CONTROL = "leader+control"
 """The leader together with every control-plane process (the default campaign's extra process target)."""
 
 
-async def busiest_leader(cluster: Cluster) -> str | None:
+async def busiest_leader(cluster: ClusterView) -> str | None:
     """The node leading the most (the system's first primary) right now, or None when none is known or the
     run has no primaries capability."""
     if not cluster.has(PRIMARIES):
@@ -30,7 +30,7 @@ async def busiest_leader(cluster: Cluster) -> str | None:
     return primaries[0] if primaries else None
 
 
-async def choose_nodes(cluster: Cluster, target: str, rng: random.Random) -> list[str]:
+async def choose_nodes(cluster: ClusterView, target: str, rng: random.Random) -> list[str]:
     """The nodes a kill or pause hits for ``target``; "leader" falls back to one random node."""
     nodes = sorted(cluster.nodes())
     n = len(nodes)

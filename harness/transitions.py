@@ -2,7 +2,7 @@
 
 Every system with the primaries capability has ``leader-change`` (the first primary is not who it was
 when the wait began) and ``no-leader`` (no primary is known: an election is under way). A system adds
-its own kinds through :class:`harness.systems.api.Transitions` (the reference system: ``election``,
+its own kinds through :class:`harness.plugin_api.Transitions` (the reference system: ``election``,
 ``reconfiguration``, ``copy``). A wait polls every :data:`POLL_S` seconds and gives up after its time.
 """
 
@@ -14,29 +14,29 @@ import time
 from typing import TYPE_CHECKING
 
 from harness.capabilities import PRIMARIES
-from harness.systems.api import Transitions
+from harness.plugin_api import Transitions
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from harness.cluster_view import ClusterView
 
 POLL_S = 0.1
 GENERIC = ("leader-change", "no-leader")
 
 
-def kinds(cluster: Cluster) -> list[str]:
+def kinds(cluster: ClusterView) -> list[str]:
     """The transitions a run can wait for."""
     own = list(cluster.system.transitions()) if isinstance(cluster.system, Transitions) else []
     return (list(GENERIC) if cluster.has(PRIMARIES) else []) + own
 
 
-async def _leader(cluster: Cluster) -> str | None:
+async def _leader(cluster: ClusterView) -> str | None:
     with contextlib.suppress(Exception):
         found = await cluster.primaries()
         return found[0] if found else None
     return None
 
 
-async def wait_for(cluster: Cluster, kind: str, timeout: float) -> float | None:
+async def wait_for(cluster: ClusterView, kind: str, timeout: float) -> float | None:
     """Wait (at most ``timeout`` seconds) until a transition of ``kind`` is under way; the seconds waited, or
     None if it never came."""
     started = time.monotonic()

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.capabilities import CLOCK
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.protocols import FaultSpec
 
 TARGETS = ("bump", "skew", "strobe")
@@ -54,7 +54,7 @@ def plan(target: str, nodes: Sequence[str], rng: random.Random) -> dict[str, Any
     raise ValueError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
 
 
-async def strobe(cluster: Cluster, node: str, delta: float, period: float, limit_s: float = STROBE_MAX_S) -> int:
+async def strobe(cluster: ClusterView, node: str, delta: float, period: float, limit_s: float = STROBE_MAX_S) -> int:
     """Flip ``node``'s clock between +``delta`` and real time every ``period`` seconds for at most
     ``limit_s``; leave it at real time; return how many flips were made."""
     flips = 0
@@ -82,7 +82,7 @@ class ClockNemesis:
         """bump (one node jumps), skew (every node its own offset) or strobe (one node flips back and forth)."""
         return TARGETS
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Set the offsets the plan draws (or start the strobe); say which."""
         p = plan(spec.target, cluster.nodes(), rng)
         if spec.target == "strobe":
@@ -101,7 +101,7 @@ class ClockNemesis:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Stop any strobe and put every clock this package moved back to real time."""
         await self._stop_strobe()
         reset = sorted(self._touched)
@@ -110,7 +110,7 @@ class ClockNemesis:
         self._touched.clear()
         return {"reset": reset}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Stop any strobe and put every node's clock back to real time."""
         await self._stop_strobe()
         self._touched.clear()

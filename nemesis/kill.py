@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from nemesis.process_fault import ProcessFault
 
 
-async def _kill(cluster: Cluster, node: str) -> None:
+async def _kill(cluster: ClusterView, node: str) -> None:
     await cluster.processes.kill(node)
 
 
-async def _start(cluster: Cluster, node: str) -> None:
+async def _start(cluster: ClusterView, node: str) -> None:
     await cluster.processes.start(node)
 
 

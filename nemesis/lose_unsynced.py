@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.capabilities import POWER_LOSS, PROCESSES
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.protocols import FaultSpec
 from harness.targets import choose_nodes
 
@@ -34,17 +34,17 @@ class LoseUnsyncedNemesis:
         """one, leader, majority or all."""
         return TARGETS
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Cut the power of the chosen nodes, tearing the last write half of the time, and restart them."""
         nodes = await choose_nodes(cluster, spec.target, rng)
         tear = rng.random() < 0.5
         return {"target": spec.target, "tear": tear, **await cluster.disk.lose_unsynced(nodes, tear, rng)}
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Nothing to undo: the nodes restarted as part of the fault."""
         return {}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Nothing to undo."""
 
 

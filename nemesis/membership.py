@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.capabilities import MEMBERSHIP
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
+from harness.plugin_api import HasMembership
 from harness.protocols import FaultSpec
-from harness.systems.api import HasMembership
 
 
 class MembershipNemesis:
@@ -37,15 +37,15 @@ class MembershipNemesis:
         if isinstance(system, HasMembership):
             self._changes = tuple(system.membership().changes())
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Make the change the target names."""
         return {"target": spec.target, **await cluster.membership.change(cluster, spec.target, rng)}
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Start putting the membership back."""
         return dict(await cluster.membership.restore(cluster))
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Settle back to the configured membership (bounded)."""
         await cluster.membership.settle(cluster)
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from nemesis.process_fault import ProcessFault
 
 
-async def _pause(cluster: Cluster, node: str) -> None:
+async def _pause(cluster: ClusterView, node: str) -> None:
     await cluster.processes.pause(node)
 
 
-async def _resume(cluster: Cluster, node: str) -> None:
+async def _resume(cluster: ClusterView, node: str) -> None:
     await cluster.processes.resume(node)
 
 

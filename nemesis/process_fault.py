@@ -11,11 +11,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from harness.capabilities import PROCESSES
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.protocols import FaultSpec
 from harness.targets import LEADER_AND_CONTROL, PROCESS_TARGETS, choose_nodes
 
-Action = Callable[[Cluster, str], Awaitable[None]]
+Action = Callable[[ClusterView, str], Awaitable[None]]
 
 
 class ProcessFault:
@@ -44,12 +44,11 @@ class ProcessFault:
         """one, minority, majority, all, or the leader."""
         return PROCESS_TARGETS
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Apply the fault to the chosen nodes that run. One that does not (a standby kept stopped, a node
         another fault killed) is left as it is: undoing the fault would otherwise start it (a kill of the
-        leader and the control plane started a standby operator that a race window had stopped; a later
-        race window then stopped it as its own, leaving no operator at all: the clean default campaign at
-        seed 4, 27b9a8d)."""
+        leader and the control plane once started a standby operator that a race window had stopped; a
+        later race window then stopped it as its own, leaving no operator at all)."""
         nodes = await choose_nodes(cluster, spec.target, rng)
         done, idle = [], []
         for node in nodes:
@@ -61,7 +60,7 @@ class ProcessFault:
             done.append(node)
         return {"target": spec.target, self._did: done, **({"not_running": idle} if idle else {})}
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Undo the fault on every node it reached."""
         undone = []
         while self._affected:
@@ -70,6 +69,6 @@ class ProcessFault:
             undone.append(node)
         return {self._undone: sorted(undone)}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Undo anything still in effect."""
         await self.stop(cluster)

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.capabilities import DISK, PROCESSES
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
+from harness.plugin_api import GuardsWipes
 from harness.protocols import FaultSpec
-from harness.systems.api import GuardsWipes
 
 
 class WipeNemesis:
@@ -29,7 +29,7 @@ class WipeNemesis:
         """Only one node at a time."""
         return ("one",)
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Wipe a random node, unless the system refuses it now."""
         if isinstance(cluster.system, GuardsWipes):
             why = await cluster.system.wipe_refusal(cluster)
@@ -39,11 +39,11 @@ class WipeNemesis:
         extra = await cluster.wipe(node)
         return {"target": spec.target, "wiped": [node], "rejoined_with": list(extra)}
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Nothing to undo: the node was started again as part of the wipe."""
         return {}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Nothing to undo."""
 
 

@@ -211,7 +211,7 @@ class Node:
         self.copy_delay = float(delay)
         if changed:
             # Saved durably, so that a restart or a power loss of the node (another fault's) keeps it, as the
-            # argument would: in the default campaign at 17286d9 a copy-triggered power loss restarted the
+            # argument would: in the default campaign a copy-triggered power loss once restarted the
             # destination of a slowed copy, and the copy it restarted ran at full speed.
             await asyncio.to_thread(statefile.write_atomic, os.path.join(self.dir, COPY_DELAY_FILE),
                                     {"seconds": self.copy_delay})

@@ -72,8 +72,8 @@ def fence_quorum_reached(responded: Iterable[str], meta: Mapping[str, Any]) -> b
     only in COMMIT, after the record says so, and streams to the new node only then. A majority of the
     current ensemble is then enough (the new node is still fenced when it answers). Demanding one of the
     fencing ensemble too left a tablet leaderless for good when the swap failed in PREPARE (its new node
-    held a tombstone, or was down) and one member had lost its data: the clean default campaign at
-    seed 7, c32e897, asked n1-n4 for 3 fences every 3 s for three minutes, with n2 and n3 up."""
+    held a tombstone, or was down) and one member had lost its data: in the clean default campaign every
+    election then asked all four nodes of the fencing ensemble for 3 fences, with only two of them up."""
     got = set(responded)
     if bugs.enabled("become-leader-before-followers"):
         return len(got) >= 1

@@ -78,7 +78,7 @@ class Wal:
         fsync leaves records that every read sees (they are in the page cache) but that a power loss would
         still take. The replica counts what it opened as durable, and checkpoints its commit index up to it,
         so without this fsync a kill and then a power loss looked like committed entries lost from disk
-        (the clean default campaign at seed 33: a lossy-link kill of n1, a power loss 1.8 s later)."""
+        (the clean default campaign once showed it: a lossy-link kill of a node, a power loss soon after)."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             size = os.fstat(fd).st_size

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from checkers.bank import BankChecker
-from harness.checker import Checker
+from harness.checker_protocol import Checker
 from harness.config import TestConfig
 from harness.protocols import Invocation, OpSource
 

@@ -15,7 +15,7 @@ import random
 
 from checkers.mutual_exclusion import MutualExclusionChecker
 from checkers.set_full import SetFullChecker
-from harness.checker import Checker
+from harness.checker_protocol import Checker
 from harness.config import TestConfig
 from harness.protocols import Invocation, OpSource
 

@@ -10,7 +10,7 @@ import itertools
 import random
 
 from checkers.log_order import LogOrderChecker
-from harness.checker import Checker
+from harness.checker_protocol import Checker
 from harness.config import TestConfig
 from harness.generator import weighted_choice
 from harness.protocols import Invocation, OpSource

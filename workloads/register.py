@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 
-from harness.checker import Checker
+from harness.checker_protocol import Checker
 from harness.config import TestConfig
 from harness.generator import IndependentKeys, weighted_choice
 from harness.protocols import Invocation, OpSource, Outcome

@@ -11,7 +11,7 @@ import itertools
 import random
 
 from checkers.set_full import SetFullChecker
-from harness.checker import Checker
+from harness.checker_protocol import Checker
 from harness.config import TestConfig
 from harness.protocols import Invocation, OpSource
 

@@ -1,7 +1,7 @@
 """MkDocs hook for Fencepost's site: links to the repository's own files, and no links to ``../shared``.
 
 Pages are read in two places: on the built site and as Markdown in the repository (on a forge, in an
-editor). A link from a page to a source file, such as ``[api.py](../../harness/systems/api.py)``, works
+editor). A link from a page to a source file, such as ``[api.py](../../harness/plugin_api.py)``, works
 in the repository but has no target on the site, where ``mkdocs build --strict`` would refuse it. This
 hook turns each such link into its text on the site when the file exists in the repository, so the
 link stays useful in the repository; a link to a file that does not exist is left alone, and the strict

@@ -33,11 +33,11 @@ from harness.backends import docker_objects as objs
 from harness.backends import observations
 from harness.backends.docker_disk import edit_data, save_logs
 from harness.backends.docker_layout import DockerLayout
-from harness.systems.api import SERVICE, HasCode, ProcessSpec
+from harness.plugin_api import SERVICE, HasCode, ProcessSpec
 
 if TYPE_CHECKING:
     from harness.config import TestConfig
-    from harness.systems.api import SystemPlugin
+    from harness.plugin_api import SystemPlugin
 
 log = logging.getLogger(__name__)
 START_TIMEOUT_S = 60
@@ -79,8 +79,8 @@ class DockerBackend:
         a volume of the same name that Docker made anew, unlabelled, which the run's teardown then left
         behind); and while a pause, a resume or a change of its partition rules acts, since each of the last
         two runs ``docker exec`` in it, and an exec that a pause freezes half-started hangs the engine on that
-        container for good (the clean default campaign on Docker at seed 5, 0e92bb4: a heal's exec in op1
-        while a pause froze op1; every later call on op1, its unpause too, blocked)."""
+        container for good (a heal's exec in a process while a pause froze it once blocked every later call
+        on that process, its unpause too)."""
 
     # --- what it can do -----------------------------------------------------------------------------
 

@@ -31,13 +31,13 @@ def why_unavailable() -> str | None:
     if os.geteuid() != 0:
         return "network faults need root for iptables: run as root, or leave out the partition nemesis"
     try:
-        _run("-w", "-L", "OUTPUT", "-n")
+        run("-w", "-L", "OUTPUT", "-n")
     except IptablesUnavailable as e:
         return str(e)
     return None
 
 
-def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run iptables with ``args``; raise IptablesUnavailable if it cannot run (or fails, with ``check``)."""
     try:
         result = subprocess.run(["iptables", *args], capture_output=True, text=True, timeout=30)
@@ -77,16 +77,16 @@ class Partitioner:
         pairs = sorted({(a, b) for a, others in grudge.items() for b in others}
                        | {(b, a) for a, others in grudge.items() for b in others})
         for a, b in pairs:
-            _run("-w", "-A", self.chain, "-s", self.addresses[a], "-d", self.addresses[b], "-j", "DROP")
+            run("-w", "-A", self.chain, "-s", self.addresses[a], "-d", self.addresses[b], "-j", "DROP")
             if a in self.cgroups:
-                _run("-w", "-A", self.chain, "-m", "cgroup", "--path", self.cgroups[a], "-d", self.addresses[b],
+                run("-w", "-A", self.chain, "-m", "cgroup", "--path", self.cgroups[a], "-d", self.addresses[b],
                      "-j", "DROP")
         return pairs
 
     def heal(self) -> None:
         """Remove every rule (keep the chain)."""
         if self._installed:
-            _run("-w", "-F", self.chain)
+            run("-w", "-F", self.chain)
 
     def remove(self) -> None:
         """Delete the chain and its jump. Safe to call twice."""
@@ -100,16 +100,16 @@ TABLES = ("filter", "nat")
 
 def add_jump(table: str, chain: str) -> None:
     """Create ``chain`` in ``table`` and jump to it first thing in OUTPUT, the jump tagged with our pid."""
-    _run("-w", "-t", table, "-N", chain, check=False)
+    run("-w", "-t", table, "-N", chain, check=False)
     if not _jumps(table, chain):
-        _run("-w", "-t", table, "-I", "OUTPUT", "-m", "comment", "--comment", f"{OWNER_COMMENT}{os.getpid()}",
+        run("-w", "-t", table, "-I", "OUTPUT", "-m", "comment", "--comment", f"{OWNER_COMMENT}{os.getpid()}",
              "-j", chain)
 
 
 def _output_jumps(table: str) -> list[list[str]]:
     """The rules of ``table``'s OUTPUT chain that jump to a Fencepost chain, as ``iptables -S`` prints
     them after ``-A OUTPUT``."""
-    out = _run("-w", "-t", table, "-S", "OUTPUT", check=False).stdout
+    out = run("-w", "-t", table, "-S", "OUTPUT", check=False).stdout
     rules = [shlex.split(line)[2:] for line in out.splitlines() if line.startswith("-A OUTPUT ")]
     return [r for r in rules if "-j" in r and r[r.index("-j") + 1].startswith(CHAIN_PREFIX)]
 
@@ -144,9 +144,9 @@ def delete_chain(chain: str) -> None:
         return
     for table in TABLES:
         for rule in _jumps(table, chain):
-            _run("-w", "-t", table, "-D", "OUTPUT", *rule, check=False)
-        _run("-w", "-t", table, "-F", chain, check=False)
-        _run("-w", "-t", table, "-X", chain, check=False)
+            run("-w", "-t", table, "-D", "OUTPUT", *rule, check=False)
+        run("-w", "-t", table, "-F", chain, check=False)
+        run("-w", "-t", table, "-X", chain, check=False)
 
 
 def reap_dead_chains() -> list[str]:
@@ -169,6 +169,6 @@ def leftover_chains() -> list[str]:
     """Chains a Fencepost run created and did not remove (in any table)."""
     if shutil.which("iptables") is None or os.geteuid() != 0:
         return []
-    out = "\n".join(_run("-w", "-t", table, "-S", check=False).stdout for table in TABLES)
+    out = "\n".join(run("-w", "-t", table, "-S", check=False).stdout for table in TABLES)
     return sorted({line.split()[1] for line in out.splitlines()
                    if line.startswith("-N ") and line.split()[1].startswith(CHAIN_PREFIX)})

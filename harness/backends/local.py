@@ -33,11 +33,11 @@ from harness.backends.iptables import why_unavailable as iptables_unavailable
 from harness.backends.lazyfs.mount import LazyMount
 from harness.backends.local_layout import LocalLayout, code_root_of
 from harness.backends.supervisor import Supervisor
-from harness.systems.api import NODE, SERVICE, HasCode, ProcessSpec
+from harness.plugin_api import NODE, SERVICE, HasCode, ProcessSpec
 
 if TYPE_CHECKING:
     from harness.config import TestConfig
-    from harness.systems.api import SystemPlugin
+    from harness.plugin_api import SystemPlugin
 
 READY_TIMEOUT_S = 60.0
 
@@ -79,8 +79,8 @@ class LocalBackend:
         """Each process's cgroup, where the machine has a writable cgroup v2 hierarchy."""
         self._starting: dict[str, asyncio.Lock] = {}
         """Per process: held while a start checks and launches it, so two faults starting one node at
-        once launch it once (both launched n3 at seed 5 of the clean default campaign, and the second
-        died unable to bind its address)."""
+        once launch it once (two faults once both launched one node, and the second copy died unable to
+        bind its address)."""
 
     # --- what it can do -----------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """A process's observation files (its event log) outlive an erase of its data.
 
 A system names the files under a process's data directory that record what it saw rather than its state
-(:attr:`harness.systems.api.ProcessSpec.observations`): disk faults leave them alone. An erase gives the
+(:attr:`harness.plugin_api.ProcessSpec.observations`): disk faults leave them alone. An erase gives the
 node a new, empty disk, so before it the backend keeps what those files held under the cluster
 directory, and the run's collection puts the kept part in front of what the process wrote afterwards.
 Checkers then read one log per process across its wipes, as they expect (a ``node_started`` with a new

@@ -48,3 +48,24 @@ def reap_run_dir(run_dir: Path) -> list[str]:
         delete_chain(chain)
         done.append(f"removed iptables chain {chain}")
     return done
+
+
+def reap_store(store: Path) -> tuple[list[str], list[Path]]:
+    """Reap what killed runs under ``store`` left: each run folder's processes, mounts and chain
+    (:func:`reap_run_dir`), then the iptables chains named after those runs that are still there.
+
+    Returns:
+        what was done, in lines, and the run folders found (those that have a ``cleanup.json``).
+    """
+    from harness.backends.iptables import leftover_chains
+
+    done: list[str] = []
+    run_dirs = sorted({p.parent for p in store.rglob("cleanup.json")})
+    for run_dir in run_dirs:
+        done.extend(reap_run_dir(run_dir))
+    names = {r.name.replace(".", "")[-20:] for r in run_dirs}
+    for chain in leftover_chains():
+        if any(chain.endswith(name) for name in names):
+            delete_chain(chain)
+            done.append(f"removed iptables chain {chain}")
+    return done, run_dirs

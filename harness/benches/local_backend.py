@@ -19,7 +19,7 @@ import click
 
 def _one(concurrency: int, seconds: float, store: str, seed: int) -> dict[str, Any]:
     from harness.config import TestConfig
-    from harness.run import run_test
+    from harness.launch import run_test
 
     config = TestConfig(workload="register", nemesis=[], concurrency=concurrency, rate=0, time_limit=seconds,
                         recovery=0.5, seed=seed, name=f"bench-local-c{concurrency}")

@@ -22,7 +22,7 @@ def build(base: str, offline: bool, force: bool, system_name: str) -> None:
     """Build a system's node image, tagged by a hash of its code (a no-op when it exists)."""
     from harness import registry
     from harness.backends.image import ImageBuildError, build_image
-    from harness.systems.api import HasCode
+    from harness.plugin_api import HasCode
 
     try:
         plugin = registry.load_system(system_name)

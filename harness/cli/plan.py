@@ -1,6 +1,6 @@
 """``fencepost test --plan``: the fault schedule a test would run, and what its campaign is made of.
 
-Nothing starts: the schedule comes from the seed alone (:func:`harness.runtime.schedule_for`), so it is
+Nothing starts: the schedule comes from the seed alone (:func:`harness.lifecycle.schedule_for`), so it is
 the one the test would record in ``schedule.json``. For the default campaign the plan also gives each
 package's and target's share of the windows (:func:`harness.mix.window_shares`): the share of a long
 run's windows the mix deals that fault, every package free (a short run deals the lightest packages
@@ -40,7 +40,7 @@ def plan_summary(config: TestConfig, schedule: Sequence[ScheduledFault],
 
 def print_plan(config: TestConfig, packages: Mapping[str, Nemesis]) -> None:
     """Print the test's schedule and its faults' shares as tables, then the plan as one JSON line."""
-    from harness.runtime import schedule_for
+    from harness.lifecycle import schedule_for
 
     schedule = schedule_for(config, packages)
     plan = plan_summary(config, schedule, packages)

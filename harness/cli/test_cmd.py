@@ -104,7 +104,7 @@ def test(ctx: click.Context, system_name: str, workload: str | None, nemesis: st
         click.echo(f"fencepost: the default campaign: {', '.join(config.nemesis)} (overlapping, interval "
                    f"{config.nemesis_interval:g} s, nodes {config.nodes})", err=True)
     try:  # every refusal (unknown names, a fault the run cannot do) before anything starts
-        from harness.run import prepare
+        from harness.launch import prepare
 
         prepared = prepare(config)
     except registry.Refused as e:
@@ -136,8 +136,8 @@ def why_lines(result: dict[str, object], most: int = WHY_LINES, width: int = 160
 
 def run_and_report(config: TestConfig, store: str) -> int:
     """Run ``config`` into the store; print the verdict and report path; return the exit code."""
+    from harness.launch import run_test
     from harness.progress import ProgressDisplay
-    from harness.run import run_test
 
     click.echo(f"fencepost: {config.name} seed={config.seed} store={store}", err=True)
     try:

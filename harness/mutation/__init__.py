@@ -1,6 +1,6 @@
 """Mutation testing of a system under test: ``fencepost mutate``.
 
-A system names the modules that hold its protocol code (:class:`harness.systems.api.Mutable`).
+A system names the modules that hold its protocol code (:class:`harness.plugin_api.Mutable`).
 Mutants of those modules come from cosmic-ray (the ``mutate`` extra: ``pip install 'fencepost[mutate]'``);
 this package only enumerates them (:mod:`.mutants`), applies one at a time to a scratch copy of the
 system's code folders (:mod:`.scratch`), runs ``fencepost test`` against it in a child process

@@ -175,7 +175,7 @@ def mutate(system: str, sample: int | None, sample_seed: int, seeds: int, first_
     from harness.mutation import equivalents as eq
     from harness.mutation import mutants as mu
     from harness.mutation.scratch import reap
-    from harness.systems.api import HasCode, Mutable
+    from harness.plugin_api import HasCode, Mutable
 
     reap()  # scratch copies a killed session left behind
     try:
@@ -183,7 +183,7 @@ def mutate(system: str, sample: int | None, sample_seed: int, seeds: int, first_
     except registry.Refused as e:
         fail(str(e))
     if not isinstance(plugin, Mutable) or not isinstance(plugin, HasCode):
-        fail(f"system {system} does not name its mutable modules and code folders (harness.systems.api.Mutable "
+        fail(f"system {system} does not name its mutable modules and code folders (harness.plugin_api.Mutable "
              f"and HasCode), so it cannot be mutation-tested")
     try:
         code = dict(plugin.code())

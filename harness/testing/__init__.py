@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.config import TestConfig
-from harness.run import RunOutcome, prepare, run_test
+from harness.launch import RunOutcome, prepare, run_test
 from harness.testing.fake import FakeStore, FakeSystem
 from harness.testing.memory import MemoryBackend, NodeStates
 

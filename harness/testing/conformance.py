@@ -27,9 +27,9 @@ from harness import capabilities as caps
 from harness import registry
 from harness.cluster import Cluster, offered
 from harness.config import TestConfig
+from harness.launch import prepare, run_test
+from harness.plugin_api import NODE, ROLES, HasCode, SystemPlugin
 from harness.protocols import Nemesis
-from harness.run import prepare, run_test
-from harness.systems.api import NODE, ROLES, HasCode, SystemPlugin
 
 
 class SystemConformance:

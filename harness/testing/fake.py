@@ -1,6 +1,6 @@
 """An in-memory fake system with switchable misbehaviours, for fast tests of the runtime and of checkers.
 
-:class:`FakeSystem` is a complete :class:`~harness.systems.api.SystemPlugin` whose "cluster" is one
+:class:`FakeSystem` is a complete :class:`~harness.plugin_api.SystemPlugin` whose "cluster" is one
 Python object, :class:`FakeStore`: a primary-backup key-value store of ``n`` nodes, run by
 :class:`~harness.testing.memory.MemoryBackend`, which starts no process at all. Its clients implement
 the register and set workloads. Faults act on the store: a killed or paused node answers nothing, a node
@@ -23,13 +23,13 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from harness import capabilities as caps
+from harness.plugin_api import NODE, Bug, Layout, ProcessSpec, Recipe
 from harness.protocols import Invocation, Outcome
-from harness.systems.api import NODE, Bug, Layout, ProcessSpec, Recipe
 from harness.testing.memory import NodeStates
 
 if TYPE_CHECKING:
-    from harness.checker import Checker
-    from harness.cluster import Cluster
+    from harness.checker_protocol import Checker
+    from harness.cluster_view import ClusterView
     from harness.config import TestConfig
     from harness.protocols import Client, Nemesis, Workload
 
@@ -109,7 +109,7 @@ class FakeClient:
         self._workload = workload
         self._home = ""
 
-    async def open(self, cluster: Cluster) -> None:
+    async def open(self, cluster: ClusterView) -> None:
         """Pick the next home node."""
         nodes = cluster.nodes()
         self._home = nodes[next(FakeClient._homes) % len(nodes)]
@@ -165,10 +165,10 @@ class FakeSystem:
         self.store = FakeStore(names, getattr(layout, "states", None) or NodeStates(), frozenset(test.bug))
         return [ProcessSpec(n, NODE, (), layout.port(n), ready=False) for n in names]
 
-    async def ready(self, cluster: Cluster, timeout: float) -> None:
+    async def ready(self, cluster: ClusterView, timeout: float) -> None:
         """Ready at once."""
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """A client for ``workload``."""
         return FakeClient(self._store, workload.name)
 
@@ -189,6 +189,6 @@ class FakeSystem:
                               Recipe("register", (), 5.0, why="reads return values older than acknowledged writes")),
         }
 
-    async def primaries(self, cluster: Cluster) -> list[str]:
+    async def primaries(self, cluster: ClusterView) -> list[str]:
         """The primary."""
         return [self._store().primary]

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import capabilities as caps
-from harness.systems.api import ProcessSpec
+from harness.plugin_api import ProcessSpec
 
 if TYPE_CHECKING:
     from harness.config import TestConfig
-    from harness.systems.api import SystemPlugin
+    from harness.plugin_api import SystemPlugin
 
 
 @dataclass

@@ -36,10 +36,10 @@ def check_allowed(meta: dict[str, Any], op: str, old: str | None, new: str | Non
     in progress, and nodes that make sense (a swap or contract never removes the leader). A node catching
     up as the tablet's migration's new member joins only by that migration's promote: a swap or expand
     would install a snapshot on it while the leader still streams to it as a catch-up member, and the
-    stream's next truncation, computed from the head it knew, would cut committed entries (the clean
-    default campaign at seed 10: a membership swap onto a migration's new node). Nor may a swap or
-    contract take that node out before the migration ends: the migration would log done without it (the
-    clean default campaign on Docker at seed 4: an admin swap of the new node right after its promote)."""
+    stream's next truncation, computed from the head it knew, would cut committed entries (as a membership
+    swap onto a migration's new node once did in the clean default campaign). Nor may a swap or contract
+    take that node out before the migration ends: the migration would log done without it (as an admin swap
+    of the new node right after its promote once did)."""
     if meta["status"] != "steady" or meta.get("reconfig") or not meta.get("leader"):
         raise ReconfigRefused(f"tablet is {meta['status']} (reconfig {meta.get('reconfig')}): not steady")
     ens = meta["ensemble"]

@@ -16,8 +16,8 @@ from fencepost_reference.recipes import RECIPES, recipe
 
 from harness.backends.iptables import why_unavailable
 from harness.bug_matrix import passed, run_matrix, summarize
+from harness.launch import RunOutcome
 from harness.pytest_plugin import CampaignSettings
-from harness.run import RunOutcome
 
 CI_SUBSET = {"no-cas-config-change": 1, "stale-copy-session": 1, "commit-prior-epoch": 3}
 """Bug -> a seed, for the CI subset: three bugs, each seen by a different checker (config-cas, topology-guards,

@@ -15,7 +15,7 @@ import pytest
 from harness.backends import docker_objects as objs
 from harness.backends.iptables import why_unavailable
 from harness.history.formats import load_history
-from harness.run import RunOutcome
+from harness.launch import RunOutcome
 
 DOCKER_REASON = objs.engine_unavailable()
 DOCKER = pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.skipif(

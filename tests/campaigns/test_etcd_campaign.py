@@ -13,7 +13,7 @@ from fencepost_etcd.recipes import BUGS
 from harness.backends import docker_objects as objs
 from harness.backends.iptables import why_unavailable
 from harness.history.formats import load_history
-from harness.run import RunOutcome
+from harness.launch import RunOutcome
 
 pytestmark = [pytest.mark.campaign, pytest.mark.slow,
               pytest.mark.skipif(shutil.which("etcd") is None, reason="etcd is not installed")]

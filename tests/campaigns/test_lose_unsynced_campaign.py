@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.run import RunOutcome
+from harness.launch import RunOutcome
 
 pytestmark = [pytest.mark.campaign, pytest.mark.slow,
               pytest.mark.skipif(not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None,

@@ -11,7 +11,7 @@ import pytest
 
 from harness.backends import faketime
 from harness.backends.iptables import why_unavailable
-from harness.run import RunOutcome
+from harness.launch import RunOutcome
 
 NEMESES = [["kill"], ["pause"], ["wipe"], ["corrupt"], ["clock"], ["partition"], ["partition", "kill", "pause", "wipe"]]
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from checkers.availability import AvailabilityChecker
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import NEMESIS, Op, OpType
 
 S = 1_000_000_000

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from checkers.exceptions import ExceptionsChecker, error_class
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import Op, OpType
 
 

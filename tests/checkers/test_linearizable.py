@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from checkers.linearizable import HTML_NAME, LinearizableChecker
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from tests.checkers.histories import sequential as ops
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from checkers.log_pattern import LogPatternChecker
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 
 TRACEBACK = """\
 2024-05-01 12:00:08,002 ERROR n1 request handler failed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from checkers.mutual_exclusion import MutualExclusionChecker
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import Op, OpType
 from harness.history.records import op_from_record
 from tests.checkers.histories import sequential

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from checkers.perf import PerfChecker, quantile
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import Op, OpType
 
 MS = 1_000_000

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from checkers.recovery import RecoveryChecker
-from harness.checker import CheckContext
-from harness.cluster import Cluster
+from harness.checker_protocol import CheckContext
+from harness.cluster_view import ClusterView
 from harness.config import TestConfig
 from harness.history.op import FINAL_PROCESS_BASE, Op
+from harness.launch import prepare, run_test
 from harness.protocols import Client, Workload
-from harness.run import prepare, run_test
 from harness.testing import FakeSystem, MemoryBackend
 from tests.checkers.histories import sequential
 from tests.harness.refusing import RefusingClient
@@ -48,7 +48,7 @@ class StuckAfterFaults(FakeSystem):
         self.made = 0
         self.over = False
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """The workers' clients work; the final phase's (the client made after them) is refused."""
         self.made += 1
         if self.made > 2:
@@ -58,7 +58,7 @@ class StuckAfterFaults(FakeSystem):
 
 
 def test_a_run_whose_system_never_serves_again_is_invalid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.runtime.FINAL_PATIENCE_S", 2.0)
+    monkeypatch.setattr("harness.lifecycle.FINAL_PATIENCE_S", 2.0)
     system, backend = StuckAfterFaults(), MemoryBackend()
     config = TestConfig(workload="register", time_limit=2, nodes=3, seed=1, concurrency=2)
     outcome = run_test(config, tmp_path, prepared=prepare(config, system=system, backend=backend))

@@ -3,7 +3,7 @@ from __future__ import annotations
 from checkers.bank import BankChecker
 from checkers.log_order import LogOrderChecker
 from checkers.set_full import SetFullChecker
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from tests.checkers.histories import sequential as history
 
 CTX = CheckContext()

@@ -228,11 +228,12 @@ def test_links_to_repository_files_become_text_and_other_links_stay(tmp_path: Pa
     hook = _hook()
     docs = REPO / "docs"
     page = docs / "tutorial" / "index.md"
-    markdown = ("[api](../../harness/checker.py) [plugins](../plugins.md) [gone](../../no/such.py) "
-                "[web](https://etcd.io) ![pic](../index.png)\n```python\n[api](../../harness/checker.py)\n```\n")
+    markdown = ("[api](../../harness/checker_protocol.py) [plugins](../plugins.md) [gone](../../no/such.py) "
+                "[web](https://etcd.io) ![pic](../index.png)\n"
+                "```python\n[api](../../harness/checker_protocol.py)\n```\n")
     out = hook.unlink_repo_files(markdown, page, docs, REPO)
     assert out.splitlines()[0] == ("api [plugins](../plugins.md) [gone](../../no/such.py) [web](https://etcd.io) "
                                    "![pic](../index.png)")
-    assert "```python\n[api](../../harness/checker.py)\n```" in out  # code is never touched
+    assert "```python\n[api](../../harness/checker_protocol.py)\n```" in out  # code is never touched
     assert hook.shared_references("a\nsee ../shared/x\n") == [2]
 

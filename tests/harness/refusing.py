@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.protocols import Client, Invocation, Outcome
 
 
@@ -15,7 +15,7 @@ class RefusingClient:
     def __init__(self, inner: Client, refuse: Callable[[Invocation], bool]) -> None:
         self.inner, self.refuse = inner, refuse
 
-    async def open(self, cluster: Cluster) -> None:
+    async def open(self, cluster: ClusterView) -> None:
         """Open the wrapped client."""
         await self.inner.open(cluster)
 

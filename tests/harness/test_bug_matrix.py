@@ -8,8 +8,8 @@ import pytest
 from fencepost_reference.recipes import RECIPES
 
 from harness.bug_matrix import CLEAN, Cell, config_for, passed, plan, run_matrix, summarize
+from harness.plugin_api import Recipe
 from harness.store import RunDir
-from harness.systems.api import Recipe
 
 
 def test_the_plan_runs_every_bug_then_its_clean_twin() -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker import CheckContext, Checker, merge_validity, run_checkers
+from harness.checker_protocol import CheckContext, Checker, merge_validity, run_checkers
 from harness.history.op import Op, OpType
 
 

@@ -9,7 +9,7 @@ from fencepost_reference.checkers.amnesia.rules import epochs_never_go_down
 
 from checkers.bank import BankChecker
 from checkers.linearizable import LinearizableChecker
-from harness.checker import CheckContext, run_checkers
+from harness.checker_protocol import CheckContext, run_checkers
 from harness.detection import detection, first_anomaly_s
 from harness.history.op import Op
 from tests.checkers.histories import sequential

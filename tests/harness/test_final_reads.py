@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import runtime
-from harness.cluster import Cluster
+from harness import lifecycle
+from harness.cluster_view import ClusterView
 from harness.config import TestConfig
 from harness.history.formats import load_history
 from harness.history.op import FINAL_PROCESS_BASE
+from harness.launch import prepare, run_test
 from harness.protocols import Client, Invocation, Outcome, Workload
-from harness.run import prepare, run_test
 from harness.testing import FakeSystem, MemoryBackend
 from tests.harness.refusing import RefusingClient
 
@@ -25,7 +25,7 @@ class LeaderlessAtFirst(FakeSystem):
         super().__init__()
         self.refusals = 2
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """A client whose reads fail definitely while refusals are left, as a member with no leader yet refuses."""
         return RefusingClient(super().client(workload, cluster), self.refuse)
 
@@ -58,7 +58,7 @@ class SilentAtTheEnd(FakeSystem):
         super().__init__()
         self.workers, self.made = workers, 0
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """The workers' clients as the fake system makes them; later ones answer every op ``info``."""
         self.made += 1
         inner = super().client(workload, cluster)
@@ -80,7 +80,7 @@ def test_a_final_op_past_the_patience_comes_from_a_new_process(tmp_path: Path, m
     # In the default campaign at 50e9b37 (become-leader-before-followers, seed 2) the final reads ran out of
     # patience on a timed-out write, and the next final op came from the same process: the run's own
     # history.jsonl was then refused by `fencepost check` (a process invoking again after an info).
-    monkeypatch.setattr(runtime, "FINAL_PATIENCE_S", 0.0)
+    monkeypatch.setattr(lifecycle, "FINAL_PATIENCE_S", 0.0)
     system, backend = SilentAtTheEnd(workers=2), MemoryBackend()
     config = TestConfig(workload="register", time_limit=2, nodes=3, seed=1, concurrency=2)
     outcome = run_test(config, tmp_path, prepared=prepare(config, system=system, backend=backend))
@@ -114,7 +114,7 @@ class SlowSilentAtTheEnd(SilentAtTheEnd):
         super().__init__(workers)
         self.in_flight = [0, 0]  # now, most at once
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """The workers' clients as the fake system makes them; later ones slow and silent."""
         c = super().client(workload, cluster)
         return SlowSilentClient(c.inner, self.in_flight) if isinstance(c, SilentClient) else c
@@ -124,7 +124,7 @@ def test_final_reads_past_the_patience_are_tried_once_each_side_by_side(tmp_path
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     # A mutant whose replicas never fsync (replica.py:AddNot:11, at bd7b643) left a cluster that served
     # nothing; its 50 final reads, tried one after another for 3 s each, ran past the mutant's deadline.
-    monkeypatch.setattr(runtime, "FINAL_PATIENCE_S", 0.0)
+    monkeypatch.setattr(lifecycle, "FINAL_PATIENCE_S", 0.0)
     system, backend = SlowSilentAtTheEnd(workers=8), MemoryBackend()  # 8 workers, 4 a key: two keys
     config = TestConfig(workload="register", time_limit=2, nodes=3, seed=1, concurrency=8)
     prepared = prepare(config, system=system, backend=backend)

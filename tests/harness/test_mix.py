@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 
 from harness import registry
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.config import TestConfig
 from harness.history.faults import fault_windows
 from harness.history.op import NEMESIS, Op, OpType
 from harness.history.pairing import pair_calls
+from harness.launch import prepare, run_test
+from harness.lifecycle import schedule_for
 from harness.mix import AIMED_WEIGHT, TRIGGER_SHARE, default_campaign, mixed_schedule, package_weight, window_shares
 from harness.protocols import FaultSpec, Nemesis
-from harness.run import prepare, run_test
-from harness.runtime import schedule_for
 from harness.testing import FakeSystem, MemoryBackend
 from harness.transitions import GENERIC
 
@@ -112,17 +112,17 @@ class SlowFault:
         """One target."""
         return ("default",)
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Take half a second."""
         await asyncio.sleep(0.5)
         return {"slow": True}
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Take a quarter second."""
         await asyncio.sleep(0.25)
         return {}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Nothing is left in force."""
 
 

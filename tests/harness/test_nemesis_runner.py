@@ -9,7 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.client_workers import Tally
 from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.config import TestConfig
 from harness.history.op import NEMESIS, OpType
 from harness.nemesis_runner import run_schedule
@@ -17,7 +19,6 @@ from harness.protocols import FaultSpec, Nemesis
 from harness.recorder import Recorder
 from harness.schedule import ScheduledFault
 from harness.testing import FakeSystem, MemoryBackend
-from harness.workers import Tally
 
 
 class SlowStart:
@@ -33,15 +34,15 @@ class SlowStart:
     def targets(self) -> Sequence[str]:
         return ("default",)
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         await asyncio.sleep(60)
         return {}
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         self.stops += 1
         return {}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         pass
 
 
@@ -92,14 +93,14 @@ class Quick:
     def targets(self) -> Sequence[str]:
         return ("default",)
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         self.started_at.append(time.monotonic())
         return {}
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         return {}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         pass
 
 

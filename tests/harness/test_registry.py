@@ -7,7 +7,7 @@ import pytest
 
 from harness import registry
 from harness.config import TestConfig
-from harness.run import prepare
+from harness.launch import prepare
 from harness.testing import FakeSystem, MemoryBackend
 
 

@@ -37,7 +37,7 @@ def test_no_packages_means_no_faults() -> None:
 def test_extra_targets_narrow_a_package_and_bad_ones_are_refused() -> None:
     from harness import registry
     from harness.config import TestConfig
-    from harness.runtime import schedule_for
+    from harness.lifecycle import schedule_for
 
     packages = {"partition": registry.load_nemesis("partition"), "kill": registry.load_nemesis("kill")}
     config = TestConfig(nemesis=["partition", "kill"], time_limit=60, nemesis_interval=2, seed=3,

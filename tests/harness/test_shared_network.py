@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from harness.client_workers import Tally
 from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.config import TestConfig
 from harness.nemesis_runner import run_schedule
 from harness.protocols import FaultSpec
@@ -20,7 +22,6 @@ from harness.schedule import ScheduledFault
 from harness.shared_network import SharedNetwork, acting_for, union
 from harness.targets import complete_grudge
 from harness.testing import FakeSystem, MemoryBackend
-from harness.workers import Tally
 
 
 def pairs(backend: MemoryBackend) -> set[frozenset[str]]:
@@ -104,17 +105,17 @@ class Cut:
     def targets(self) -> Sequence[str]:
         return ("pair",)
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         await cluster.network.partition(complete_grudge([[self.pair[0]], [self.pair[1]]]))
         return {}
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         self.seen[f"before-stop-{self.name}"] = set(self.backend.states.cut)
         await cluster.network.heal()
         self.seen[f"after-stop-{self.name}"] = set(self.backend.states.cut)
         return {}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         await cluster.network.heal()
 
 

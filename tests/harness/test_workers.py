@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from checkers.client_crash import ClientCrashChecker
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
+from harness.client_workers import Tally, client_worker, invoke_and_record
 from harness.detection import detection
 from harness.generator import RateLimiter
 from harness.history.formats import load_history
 from harness.history.op import OpType
 from harness.protocols import Invocation, Outcome
 from harness.recorder import Recorder
-from harness.workers import Tally, client_worker, invoke_and_record
 
 
 class Scripted:

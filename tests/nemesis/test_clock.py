@@ -16,11 +16,11 @@ from harness.backends.docker import DockerBackend
 from harness.backends.iptables import why_unavailable
 from harness.backends.local import LocalBackend
 from harness.capabilities import CLOCK, CapabilityMissing
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.config import TestConfig
+from harness.launch import run_test
 from harness.protocols import FaultSpec, Nemesis
 from harness.registry import load_nemesis, needs_of
-from harness.run import run_test
 from nemesis.clock import MAX_BUMP_S, MAX_SKEW_S, TARGETS, ClockNemesis, plan, strobe
 from system.client import Client
 from tests.harness.backends.local_cluster import local_cluster
@@ -90,14 +90,14 @@ def test_strobe_is_bounded_and_stop_cancels_it_and_resets() -> None:
     asyncio.run(scenario())
 
 
-def commit_stamps(cluster: Cluster, node: str) -> list[float]:
+def commit_stamps(cluster: ClusterView, node: str) -> list[float]:
     """The wall-clock stamps the node put on its commit events, oldest first."""
     events = Path(str(cluster.specs[node].data_dir)) / "events.jsonl"
     records = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
     return [float(r["ts"]) for r in records if r.get("event") == "commit"]
 
 
-async def node_clock_offset(backend: Cluster, client: Client, node: str, key: str) -> float:
+async def node_clock_offset(backend: ClusterView, client: Client, node: str, key: str) -> float:
     """Write, then read how far the node's stamp on the new commit is from our clock (every node holds
     every tablet, so every node logs the commit)."""
     seen = len(commit_stamps(backend, node))

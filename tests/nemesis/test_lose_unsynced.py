@@ -14,7 +14,7 @@ from fencepost_reference.info import cluster_info
 
 from harness.backends.lazyfs.mount import fuse_mounts_under
 from harness.capabilities import POWER_LOSS, PROCESSES, CapabilityMissing
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.protocols import FaultSpec, Nemesis
 from harness.registry import load_nemesis, needs_of, nemesis_names
 from nemesis.lose_unsynced import TARGETS
@@ -32,7 +32,7 @@ def test_the_package_is_found_by_its_dashed_name_and_needs_power_loss() -> None:
     assert needs_of([pkg, load_nemesis("kill")]) == {POWER_LOSS, PROCESSES}
 
 
-async def _puts_then_gets(cluster: Cluster, n: int, before: bool) -> list[str | None]:
+async def _puts_then_gets(cluster: ClusterView, n: int, before: bool) -> list[str | None]:
     client = Client(cluster_info(cluster)["operators"], timeout=20.0)
     try:
         if before:

@@ -11,7 +11,7 @@ from checkers.exceptions import ExceptionsChecker
 from checkers.log_pattern import LogPatternChecker
 from checkers.perf import PerfChecker
 from checkers.stats import StatsChecker
-from harness.checker import CheckContext, Checker, run_checkers
+from harness.checker_protocol import CheckContext, Checker, run_checkers
 from harness.history.op import NEMESIS, Op, OpType
 from harness.store import RunDir, RunStore
 

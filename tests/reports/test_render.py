@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from checkers.stats import StatsChecker
-from harness.checker import CheckContext, Checker, run_checkers
+from harness.checker_protocol import CheckContext, Checker, run_checkers
 from harness.history.op import Op
 from harness.store import RunStore
 from reports.cards import artifacts, make_card

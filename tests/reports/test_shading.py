@@ -47,7 +47,7 @@ def test_a_run_renders_in_the_colours_it_recorded(tmp_path: Path) -> None:
 
 
 def test_the_runtime_records_each_package_colour(tmp_path: Path) -> None:
-    from harness.runtime import fault_styles
+    from harness.lifecycle import fault_styles
 
     class Gremlin:
         name = "gremlin"

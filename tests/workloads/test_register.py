@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-import harness.runtime
-from harness.cluster import Cluster
+import harness.lifecycle
+from harness.cluster_view import ClusterView
 from harness.config import TestConfig
 from harness.history.op import FINAL_PROCESS_BASE
+from harness.launch import prepare, run_test
 from harness.protocols import Client, Invocation, Outcome, Workload
-from harness.run import prepare, run_test
 from harness.testing import FakeSystem, MemoryBackend
 from tests.harness.refusing import RefusingClient
 from workloads.register import RegisterWorkload
@@ -45,7 +45,7 @@ class ForgetsOnHeal(FakeSystem):
         self.open_clients = 0
         self.forgot = 0
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """A client that counts itself; the final phase's first one rolls every key back by one value."""
         store = self._store()
         if self.open_clients == 0 and store.data and not self.forgot:
@@ -82,14 +82,14 @@ def test_an_acknowledged_write_lost_at_the_heal_shows_in_the_final_read(tmp_path
 class StopsCommittingWrites(FakeSystem):
     """The fake system, whose clients refuse every write: reads are served, writes never commit."""
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """A client that refuses writes and passes the rest on."""
         return RefusingClient(super().client(workload, cluster), lambda op: op.f in ("write", "cas"))
 
 
 def test_a_cluster_that_serves_reads_but_commits_no_write_has_not_recovered(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(harness.runtime, "FINAL_PATIENCE_S", 2.0)  # the final write's retries, cut short
+    monkeypatch.setattr(harness.lifecycle, "FINAL_PATIENCE_S", 2.0)  # the final write's retries, cut short
     config = TestConfig(workload="register", time_limit=2, nodes=3, seed=1, concurrency=4)
     outcome = run_test(config, tmp_path, prepared=prepare(config, system=StopsCommittingWrites(),
                                                            backend=MemoryBackend()))
@@ -117,7 +117,7 @@ def test_final_write_and_read_on_a_healthy_cluster(tmp_path: Path) -> None:
 class OneShardStuck(FakeSystem):
     """The fake system, whose key 0 lives on a shard without a leader: every op on it is refused."""
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """A client that refuses key 0 and passes the rest on."""
         return RefusingClient(super().client(workload, cluster), lambda op: op.key == 0)
 

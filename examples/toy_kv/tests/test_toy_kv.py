@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.testing.conformance import SystemConformance
+from fencepost.testing import SystemConformance
 
 
 class TestToyKv(SystemConformance):

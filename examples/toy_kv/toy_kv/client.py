@@ -9,8 +9,7 @@ import asyncio
 import json
 from typing import Any
 
-from harness.cluster import Cluster
-from harness.protocols import Invocation, Outcome
+from fencepost import ClusterView, Invocation, Outcome
 
 PRIMARY = "n1"
 STANDBY = "n2"
@@ -25,7 +24,7 @@ class ToyClient:
         self._addrs: dict[str, tuple[str, int]] = {}
         self._conns: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
 
-    async def open(self, cluster: Cluster) -> None:
+    async def open(self, cluster: ClusterView) -> None:
         """Remember where the primary and the standby are (connections are made on demand)."""
         self._addrs = {n: cluster.address(n) for n in (PRIMARY, STANDBY)}
 

@@ -14,14 +14,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness import capabilities as caps
-from harness.systems.api import NODE, Bug, Layout, ProcessSpec, Recipe
+from fencepost import NODE, Bug, Layout, ProcessSpec, Recipe
+from fencepost import capabilities as caps
 
 if TYPE_CHECKING:
-    from harness.checker import Checker
-    from harness.cluster import Cluster
-    from harness.config import TestConfig
-    from harness.protocols import Client, Nemesis, Workload
+    from fencepost import Checker, Client, ClusterView, Nemesis, TestConfig, Workload
 
 
 class ToyKv:
@@ -47,7 +44,7 @@ class ToyKv:
                             p, data_dir=layout.data_dir(n))
                 for n, (h, p) in addrs.items()]
 
-    async def ready(self, cluster: Cluster, timeout: float) -> None:
+    async def ready(self, cluster: ClusterView, timeout: float) -> None:
         """Wait until the primary has resynced and takes a write."""
         host, port = cluster.address("n1")
         deadline = time.monotonic() + timeout
@@ -64,7 +61,7 @@ class ToyKv:
             await asyncio.sleep(0.1)
         raise TimeoutError(f"toy-kv's primary did not serve within {timeout:g} s")
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """A client of the primary."""
         from toy_kv.client import ToyClient
 

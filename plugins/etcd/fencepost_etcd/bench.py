@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from harness.protocols import Invocation
+from fencepost import Invocation
 
 Op = Callable[[Invocation], Awaitable[str]]
 
@@ -43,8 +43,7 @@ def quantile(values: list[float], q: float) -> float:
 async def loop(make: Callable[[int], Awaitable[tuple[Op, Callable[[], Awaitable[None]]]]], concurrency: int,
                seconds: float) -> dict[str, Any]:
     """Run the register workload's operations back to back from ``concurrency`` clients for ``seconds``."""
-    from harness.config import TestConfig
-    from harness.registry import load_workload
+    from fencepost import TestConfig, load_workload
 
     source = load_workload("register", TestConfig(concurrency=concurrency)).generator(random.Random(1), concurrency)
     latencies: list[float] = []
@@ -74,11 +73,9 @@ async def loop(make: Callable[[int], Awaitable[tuple[Op, Callable[[], Awaitable[
 
 async def bare(a: argparse.Namespace, run_dir: Path, client: str) -> dict[str, Any]:
     """The bare loop against a fresh cluster, through the gateway client or aetcd."""
+    from fencepost import LocalBackend, TestConfig, running
     from fencepost_etcd.client import EtcdClient
     from fencepost_etcd.plugin import EtcdPlugin
-    from harness.backends.local import LocalBackend
-    from harness.cluster import running
-    from harness.config import TestConfig
 
     async with running(TestConfig(system="etcd", nodes=3), EtcdPlugin(), LocalBackend(), run_dir) as cluster:
         async def gateway_client(w: int) -> tuple[Op, Callable[[], Awaitable[None]]]:
@@ -121,8 +118,7 @@ async def bare(a: argparse.Namespace, run_dir: Path, client: str) -> dict[str, A
 
 def harness_run(a: argparse.Namespace, store: Path) -> dict[str, Any]:
     """A whole ``fencepost test`` of the register workload, no faults, no rate limit."""
-    from harness.config import TestConfig
-    from harness.run import run_test
+    from fencepost import TestConfig, run_test
 
     config = TestConfig(system="etcd", workload="register", nodes=3, concurrency=a.concurrency, rate=0,
                         time_limit=a.seconds, recovery=0.5, seed=1, name="bench-etcd")

@@ -25,9 +25,8 @@ import json
 import weakref
 from typing import Any, ClassVar
 
+from fencepost import ClusterView, Invocation, Outcome
 from fencepost_etcd.gateway import Definite, Gateway, Indefinite
-from harness.cluster import Cluster
-from harness.protocols import Invocation, Outcome
 
 LOCK_NAME = "fencepost-lock"
 LOCK_TTL_S = 2
@@ -44,7 +43,7 @@ class EtcdClient:
     """
 
     _homes = itertools.count()
-    _vacated: ClassVar[weakref.WeakKeyDictionary[Cluster, list[str]]] = weakref.WeakKeyDictionary()
+    _vacated: ClassVar[weakref.WeakKeyDictionary[ClusterView, list[str]]] = weakref.WeakKeyDictionary()
     """Per cluster, the members that closed clients left, the last closed last."""
 
     def __init__(self, workload: str, *, serializable: bool = False, timeout: float = 4.0) -> None:
@@ -53,9 +52,9 @@ class EtcdClient:
         self.timeout = timeout
         self.gateway: Gateway | None = None
         self.home: str | None = None
-        self._cluster: Cluster | None = None
+        self._cluster: ClusterView | None = None
 
-    async def open(self, cluster: Cluster) -> None:
+    async def open(self, cluster: ClusterView) -> None:
         """Bind to the member the last client closed in this cluster left, if it is still a member (a
         worker's client reopened after a timeout), else to the next member in turn."""
         nodes = cluster.nodes()

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from fencepost_etcd.gateway import Definite, Indefinite
 
 if TYPE_CHECKING:
+    from fencepost import ClusterView
     from fencepost_etcd.plugin import EtcdPlugin
-    from harness.cluster import Cluster
 
 SETTLE_S = 60.0
 REMOVE_PATIENCE_S = 10.0
@@ -38,7 +38,7 @@ class EtcdMembership:
         """Only ``remove``: the window's end adds the member back."""
         return ("remove",)
 
-    async def change(self, cluster: Cluster, kind: str, rng: random.Random) -> dict[str, Any]:
+    async def change(self, cluster: ClusterView, kind: str, rng: random.Random) -> dict[str, Any]:
         """Remove a random member, unless that would leave no majority of the configured members."""
         members = [n for n in cluster.nodes() if n not in self.removed]
         if len(members) - 1 <= len(cluster.nodes()) // 2:
@@ -56,7 +56,7 @@ class EtcdMembership:
         await cluster.disk.erase(node)
         return {"removed": node, "member_id": ids[node]}
 
-    async def restore(self, cluster: Cluster) -> dict[str, Any]:
+    async def restore(self, cluster: ClusterView) -> dict[str, Any]:
         """Add every removed member back, each as a new member on an empty disk."""
         added = []
         while self.removed:
@@ -67,7 +67,7 @@ class EtcdMembership:
             added.append(node)
         return {"added": added}
 
-    async def settle(self, cluster: Cluster) -> None:
+    async def settle(self, cluster: ClusterView) -> None:
         """Add the removed members back and wait (bounded) until every member answers with one leader; what
         could not be done is logged, and the test goes on to its final reads."""
         deadline = time.monotonic() + SETTLE_S

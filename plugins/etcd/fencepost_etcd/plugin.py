@@ -22,15 +22,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from fencepost import NODE, Bug, Layout, ProcessSpec
+from fencepost import capabilities as caps
 from fencepost_etcd.gateway import Definite, Gateway, Indefinite
-from harness import capabilities as caps
-from harness.systems.api import NODE, Bug, Layout, ProcessSpec
 
 if TYPE_CHECKING:
-    from harness.checker import Checker
-    from harness.cluster import Cluster
-    from harness.config import TestConfig
-    from harness.protocols import Client, Nemesis, Workload
+    from fencepost import Checker, Client, ClusterView, Nemesis, TestConfig, Workload
 
 MISSING = "etcd is not installed (apt-get install -y etcd-server)"
 CLIENT_PORT, PEER_PORT = 0, 1
@@ -86,7 +83,7 @@ class EtcdPlugin:
             specs.append(ProcessSpec(n, NODE, argv, layout.port(n, CLIENT_PORT), data_dir=data, mmap=True))
         return specs
 
-    async def ready(self, cluster: Cluster, timeout: float) -> None:
+    async def ready(self, cluster: ClusterView, timeout: float) -> None:
         """Wait until every member answers its status and they agree on a leader."""
         deadline = time.monotonic() + timeout
         last: Any = None
@@ -102,19 +99,20 @@ class EtcdPlugin:
             await asyncio.sleep(0.2)
         raise TimeoutError(f"etcd did not elect a leader within {timeout:g} s: {last}")
 
-    async def _status(self, cluster: Cluster, node: str) -> dict[str, Any]:
+    async def _status(self, cluster: ClusterView, node: str) -> dict[str, Any]:
         g = self.gateway(cluster, node, timeout=2.0)
         try:
             return await g.status()
         finally:
             await g.close()
 
-    def gateway(self, cluster: Cluster, node: str, timeout: float = 5.0) -> Gateway:
+    def gateway(self, cluster: ClusterView, node: str, timeout: float = 5.0) -> Gateway:
         """A gateway to ``node``'s client URL (close it after use)."""
         host, port = cluster.address(node)
         return Gateway(f"http://{host}:{port}", timeout)
 
-    async def any_member(self, cluster: Cluster, call: Callable[[Gateway], Any], exclude: Sequence[str] = ()) -> Any:
+    async def any_member(self, cluster: ClusterView, call: Callable[[Gateway], Any],
+                         exclude: Sequence[str] = ()) -> Any:
         """``call`` on the first member (not in ``exclude``) that answers it.
 
         Raises:
@@ -133,7 +131,7 @@ class EtcdPlugin:
                 await g.close()
         raise Indefinite(f"no member answered: {last}")
 
-    async def patiently(self, cluster: Cluster, call: Callable[[Gateway], Any], exclude: Sequence[str],
+    async def patiently(self, cluster: ClusterView, call: Callable[[Gateway], Any], exclude: Sequence[str],
                         patience: float = ADD_PATIENCE_S) -> Any:
         """:meth:`any_member`, retried for ``patience`` seconds while etcd refuses a reconfiguration as
         unsafe just now ("unhealthy cluster": its leader has not been connected to every member for five
@@ -152,13 +150,13 @@ class EtcdPlugin:
                     raise
                 await asyncio.sleep(0.5)
 
-    async def member_ids(self, cluster: Cluster, exclude: Sequence[str] = ()) -> dict[str, str]:
+    async def member_ids(self, cluster: ClusterView, exclude: Sequence[str] = ()) -> dict[str, str]:
         """Member name -> id, from the member list (a member added but not started yet is keyed by its peer URL)."""
         members = await self.any_member(cluster, lambda g: g.members(), exclude)
         by_url = {url: n for n, url in self.peer_urls.items()}
         return {m.get("name") or by_url.get((m.get("peerURLs") or [""])[0], ""): str(m["ID"]) for m in members}
 
-    async def primaries(self, cluster: Cluster) -> list[str]:
+    async def primaries(self, cluster: ClusterView) -> list[str]:
         """The leader's name, from a member's status and the member list."""
         with contextlib.suppress(Definite, Indefinite):
             status = await self.any_member(cluster, lambda g: g.status())
@@ -167,7 +165,7 @@ class EtcdPlugin:
             return [leader] if leader else []
         return []
 
-    async def rejoin(self, cluster: Cluster, node: str) -> Sequence[str]:
+    async def rejoin(self, cluster: ClusterView, node: str) -> Sequence[str]:
         """Remove ``node``'s old identity and add it again as a new member; the arguments its start needs. If
         it cannot be added back, it is left to the membership State, whose heal step adds it back."""
         ids = await self.member_ids(cluster, exclude=[node])
@@ -179,7 +177,7 @@ class EtcdPlugin:
             self.membership().removed.append(node)
             raise
 
-    async def add_back(self, cluster: Cluster, node: str, patience: float = ADD_PATIENCE_S) -> list[str]:
+    async def add_back(self, cluster: ClusterView, node: str, patience: float = ADD_PATIENCE_S) -> list[str]:
         """Add ``node`` as a new member; the start arguments that join it to the cluster as it is now.
 
         etcd refuses an add while its leader has not been connected to every member for five seconds (as
@@ -201,7 +199,7 @@ class EtcdPlugin:
         initial = ",".join(f"{n}={self.peer_urls[n]}" for n in members if n)
         return ["--initial-cluster-state", "existing", "--initial-cluster", initial]
 
-    async def wipe_refusal(self, cluster: Cluster) -> str | None:
+    async def wipe_refusal(self, cluster: ClusterView) -> str | None:
         """Why no member may lose its disk now: one is removed or does not answer, they disagree on the leader,
         or one is still more than ``CAUGHT_UP`` entries behind (the last wiped member catching up)."""
         if self._membership is not None and self._membership.removed:
@@ -219,7 +217,7 @@ class EtcdPlugin:
 
     # --- clients, checkers, faults, bugs ------------------------------------------------------------
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """A client bound to the next member, in turn."""
         from fencepost_etcd.client import EtcdClient
 

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from harness.systems.api import Bug, Recipe
+from fencepost import Bug, Recipe
 
 BUGS: dict[str, Bug] = {
     "serializable-reads": Bug(

@@ -70,12 +70,9 @@ async def _phase(operators: list[tuple[str, int]], kind: str, clients: int, seco
 
 
 async def _measure(a: argparse.Namespace, storage: str, run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    from fencepost import POWER_LOSS, LocalBackend, TestConfig, running
     from fencepost_reference.info import cluster_info
     from fencepost_reference.plugin import ReferencePlugin
-    from harness.backends.local import LocalBackend
-    from harness.capabilities import POWER_LOSS
-    from harness.cluster import running
-    from harness.config import TestConfig
 
     test = TestConfig(nodes=a.nodes, tablets=a.tablets)
     needs = frozenset({POWER_LOSS}) if storage == "lazy" else frozenset()

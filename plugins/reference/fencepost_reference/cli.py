@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from harness.cli.errors import fail
+from fencepost import docker_unavailable, fail, reap_docker
+from fencepost import reap_store as reap_runs
 
 
 @click.group()
@@ -122,9 +123,7 @@ def down(directory: str, store: str | None, all_: bool) -> None:
     from system.launcher import stop_from_file
 
     if all_:
-        from harness.backends.docker_objects import engine_unavailable, reap
-
-        reason = engine_unavailable()
+        reason = docker_unavailable()
         if reason is not None:
             fail(f"--all: {reason}")
         if store is None:  # every run's leftovers
@@ -134,7 +133,7 @@ def down(directory: str, store: str | None, all_: bool) -> None:
                           - {None})
         counts = {"containers": 0, "networks": 0, "volumes": 0}
         for run_id in runs:
-            for kind, n in reap(run_id).items():
+            for kind, n in reap_docker(run_id).items():
                 counts[kind] += n
         click.echo(f"removed {counts['containers']} container(s), {counts['networks']} network(s) and "
                    f"{counts['volumes']} volume(s) labelled fencepost.run")
@@ -151,19 +150,16 @@ def down(directory: str, store: str | None, all_: bool) -> None:
 
 
 def reap_store(store: Path) -> None:
-    """Stop every process and remove every iptables chain that runs under ``store`` left behind."""
-    from harness.backends.iptables import delete_chain, leftover_chains
-    from harness.backends.reaper import reap_run_dir
+    """Stop every process and remove every iptables chain that runs under ``store`` left behind, and stop
+    the clusters started there by hand (``cluster up --dir`` inside the store)."""
     from system.launcher import stop_from_file
 
     if not store.is_dir():
         fail(f"no store directory {store}")
-    reaped = 0
-    run_dirs = sorted({p.parent for p in store.rglob("cleanup.json")})
-    for run_dir in run_dirs:
-        for line in reap_run_dir(run_dir):
-            click.echo(line)
-            reaped += 1
+    lines, run_dirs = reap_runs(store)
+    for line in lines:
+        click.echo(line)
+    reaped = len(lines)
     # Clusters started outside a run (e.g. `cluster up --dir` inside the store) have only cluster.json.
     covered = {str(r) for r in run_dirs}
     for desc in sorted(store.rglob("cluster.json")):
@@ -172,12 +168,6 @@ def reap_store(store: Path) -> None:
             if pids:
                 click.echo(f"stopped {len(pids)} process(es) of the cluster in {desc.parent}")
                 reaped += 1
-    names = {r.name.replace(".", "")[-20:] for r in run_dirs}
-    for chain in leftover_chains():
-        if any(chain.endswith(name) for name in names):
-            delete_chain(chain)
-            click.echo(f"removed iptables chain {chain}")
-            reaped += 1
     if not reaped:
         click.echo(f"nothing left running under {store}")
 

@@ -11,8 +11,7 @@ import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from harness.cluster import Cluster
-from harness.protocols import Invocation, Outcome
+from fencepost import ClusterView, Invocation, Outcome
 from system.client import Client as SystemClient
 
 
@@ -31,7 +30,7 @@ class ReferenceClient:
 
     _homes = itertools.count()
 
-    def __init__(self, operators: Callable[[Cluster], list[tuple[str, int]]], timeout: float = 3.0) -> None:
+    def __init__(self, operators: Callable[[ClusterView], list[tuple[str, int]]], timeout: float = 3.0) -> None:
         self._operators = operators
         self._timeout = timeout
         self._client: SystemClient | None = None
@@ -41,7 +40,7 @@ class ReferenceClient:
         """Serve ``worker``: its home is node ``worker`` mod the number of data nodes."""
         self._worker = worker
 
-    async def open(self, cluster: Cluster) -> None:
+    async def open(self, cluster: ClusterView) -> None:
         """Connect through the cluster's operators (for routing), starting from a home node."""
         nodes = cluster.nodes()
         turn = self._worker if self._worker is not None else next(ReferenceClient._homes)
@@ -105,7 +104,7 @@ class BankClient(ReferenceClient):
     """``read`` returns the balances; ``transfer`` moves an amount by cas on the whole map, kept under one key
     (so in one tablet). Before the first transfer the key is absent: every account holds its initial balance."""
 
-    def __init__(self, operators: Callable[[Cluster], list[tuple[str, int]]], initial: Mapping[str, int],
+    def __init__(self, operators: Callable[[ClusterView], list[tuple[str, int]]], initial: Mapping[str, int],
                  timeout: float = 3.0) -> None:
         super().__init__(operators, timeout)
         self._initial = dict(initial)

@@ -13,12 +13,12 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from harness.systems.api import CONTROL
+from fencepost import CONTROL
 from system.admin import call
 from system.wire import ConnectionLost, RpcError, Unreachable
 
 if TYPE_CHECKING:
-    from harness.cluster import Cluster
+    from fencepost import ClusterView
 
 
 def process_of(member: str) -> str:
@@ -26,7 +26,7 @@ def process_of(member: str) -> str:
     return member.split("~", 1)[0]
 
 
-def operators(cluster: Cluster) -> list[str]:
+def operators(cluster: ClusterView) -> list[str]:
     """The operators' names: the first is the active one, the rest are standbys."""
     return cluster.members(CONTROL)
 
@@ -36,7 +36,7 @@ TRANSPORT_ERRORS = (TimeoutError, OSError, ConnectionLost, Unreachable)
 ELECTION_POLL_S = 0.25
 
 
-async def operator_call(cluster: Cluster, method: str, params: dict[str, Any], active_only: bool = False) -> Any:
+async def operator_call(cluster: ClusterView, method: str, params: dict[str, Any], active_only: bool = False) -> Any:
     """One call to the first operator that answers (with ``active_only``, to the active one alone); a
     refusal (:class:`system.wire.RpcError`) is raised, and RuntimeError when no operator answers."""
     last: Exception | None = None
@@ -49,7 +49,7 @@ async def operator_call(cluster: Cluster, method: str, params: dict[str, Any], a
     raise RuntimeError(f"no operator answers: {last}")
 
 
-async def await_election(cluster: Cluster, tablet: str, old_leader: str, epoch: int,
+async def await_election(cluster: ClusterView, tablet: str, old_leader: str, epoch: int,
                          limit_s: float) -> dict[str, Any] | None:
     """The new leader, epoch and ensemble of ``tablet`` once an election after ``epoch`` replaced
     ``old_leader`` (as the operator routes it), or None if none did within ``limit_s`` seconds."""
@@ -67,7 +67,7 @@ async def await_election(cluster: Cluster, tablet: str, old_leader: str, epoch: 
 NODE_CALL_TIMEOUT_S = 2.0
 
 
-async def node_call(cluster: Cluster, node: str, method: str, params: dict[str, Any]) -> Any:
+async def node_call(cluster: ClusterView, node: str, method: str, params: dict[str, Any]) -> Any:
     """One call to data node ``node`` (by process name), addressed to the UUID it answers ``hello`` with."""
     host, port = cluster_info(cluster)["nodes"][node]
     hello = await call(host, int(port), "hello", {}, timeout=NODE_CALL_TIMEOUT_S)
@@ -76,7 +76,7 @@ async def node_call(cluster: Cluster, node: str, method: str, params: dict[str, 
     return await call(host, int(port), method, params, to=hello["uuid"], timeout=NODE_CALL_TIMEOUT_S)
 
 
-async def replica_summary(cluster: Cluster, node: str, tablet: str) -> dict[str, Any] | None:
+async def replica_summary(cluster: ClusterView, node: str, tablet: str) -> dict[str, Any] | None:
     """``node``'s heartbeat summary of ``tablet`` (None: it has no replica, or does not answer)."""
     with contextlib.suppress(*TRANSPORT_ERRORS, RpcError):
         got = (await node_call(cluster, node, "hello", {}))["tablets"].get(tablet)
@@ -84,7 +84,7 @@ async def replica_summary(cluster: Cluster, node: str, tablet: str) -> dict[str,
     return None
 
 
-def cluster_info(cluster: Cluster) -> dict[str, Any]:
+def cluster_info(cluster: ClusterView) -> dict[str, Any]:
     """``operators`` (addresses, for routing), ``nodes`` (name -> address), ``master`` (address and admin
     token), ``tablets`` and ``replication``."""
     shape = getattr(cluster.system, "shape", {})
@@ -95,7 +95,7 @@ def cluster_info(cluster: Cluster) -> dict[str, Any]:
             "tablets": shape.get("tablets"), "replication": shape.get("replication")}
 
 
-async def node_uuid(cluster: Cluster, node: str) -> str | None:
+async def node_uuid(cluster: ClusterView, node: str) -> str | None:
     """The UUID in the node's instance file, once it has written one (None before, or if unreadable)."""
     raw = await cluster.backend.disk.read_file(node, "instance.json")
     if not raw:

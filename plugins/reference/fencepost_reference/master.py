@@ -6,16 +6,16 @@ import asyncio
 import weakref
 from typing import Any
 
+from fencepost import ClusterView
 from fencepost_reference.info import cluster_info
-from harness.cluster import Cluster
 from system.admin import call
 from system.wire import RpcError
 
 CALL_TIMEOUT_S = 10.0
-_HELD: weakref.WeakKeyDictionary[Cluster, set[str]] = weakref.WeakKeyDictionary()
+_HELD: weakref.WeakKeyDictionary[ClusterView, set[str]] = weakref.WeakKeyDictionary()
 
 
-def held_counts(cluster: Cluster) -> set[str]:
+def held_counts(cluster: ClusterView) -> set[str]:
     """The tablets whose replica count a fault window in progress has changed on purpose, by tablet id:
     another window's :func:`restore_replica_counts` leaves them alone, and the window that holds one
     restores it when it ends. Add a tablet when the change is made, discard it before restoring."""
@@ -25,7 +25,7 @@ def held_counts(cluster: Cluster) -> set[str]:
     return held
 
 
-def master_addr(cluster: Cluster) -> tuple[str, int, str]:
+def master_addr(cluster: ClusterView) -> tuple[str, int, str]:
     """The master's host, port and admin token.
 
     Raises:
@@ -38,7 +38,7 @@ def master_addr(cluster: Cluster) -> tuple[str, int, str]:
     return host, int(port), str(info["token"])
 
 
-async def master_status(cluster: Cluster) -> dict[str, Any]:
+async def master_status(cluster: ClusterView) -> dict[str, Any]:
     """The master's status: members, and per tablet its up, acting and stray sets and migration."""
     host, port, _ = master_addr(cluster)
     return dict(await call(host, port, "status", {}, timeout=CALL_TIMEOUT_S))
@@ -54,13 +54,13 @@ def settled_with_spare(status: dict[str, Any]) -> tuple[set[str], dict[str, Any]
     return live, ready
 
 
-async def admin(cluster: Cluster, method: str, params: dict[str, Any]) -> Any:
+async def admin(cluster: ClusterView, method: str, params: dict[str, Any]) -> Any:
     """One admin call with the cluster's token (``params`` name the config id themselves)."""
     host, port, token = master_addr(cluster)
     return await call(host, port, method, {**params, "token": token}, timeout=CALL_TIMEOUT_S)
 
 
-async def restore_replica_counts(cluster: Cluster, tries: int = 5) -> dict[str, int]:
+async def restore_replica_counts(cluster: ClusterView, tries: int = 5) -> dict[str, int]:
     """Set every tablet's replica count back to the cluster's replication factor (the master's policy
     loop then re-adds replicas); a change that races another one is retried. Returns tablet -> count.
 

@@ -28,9 +28,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import ClusterView
 from fencepost_reference.faults.guard import guard_of
 from fencepost_reference.info import cluster_info, operator_call
-from harness.cluster import Cluster
 from system.admin import call
 from system.wire import RpcError
 
@@ -51,18 +51,18 @@ class ReferenceMembership:
         return TARGETS
 
     @staticmethod
-    def _master(cluster: Cluster) -> tuple[str, int, str]:
+    def _master(cluster: ClusterView) -> tuple[str, int, str]:
         info = cluster_info(cluster).get("master")
         if not info:
             raise RuntimeError("the cluster runs no master: membership faults need one")
         host, port = info["addr"]
         return host, int(port), str(info["token"])
 
-    async def _status(self, cluster: Cluster) -> dict[str, Any]:
+    async def _status(self, cluster: ClusterView) -> dict[str, Any]:
         host, port, _ = self._master(cluster)
         return dict(await call(host, port, "status", {}, timeout=5.0))
 
-    async def _admin(self, cluster: Cluster, method: str, params: dict[str, Any]) -> Any:
+    async def _admin(self, cluster: ClusterView, method: str, params: dict[str, Any]) -> Any:
         """One admin call naming the committed config id; a stale id (the policy moved) is retried."""
         host, port, token = self._master(cluster)
         for _ in range(5):
@@ -78,7 +78,7 @@ class ReferenceMembership:
                 await asyncio.sleep(0.2)
         raise RuntimeError(f"{method}: the config kept changing")
 
-    async def change(self, cluster: Cluster, kind: str, rng: random.Random) -> dict[str, Any]:
+    async def change(self, cluster: ClusterView, kind: str, rng: random.Random) -> dict[str, Any]:
         """Make the change ``kind`` names."""
         st = await self._status(cluster)
         tablets = sorted(st["tablets"], key=int)
@@ -121,13 +121,13 @@ class ReferenceMembership:
             return {**out, "skipped": "the tablet has one replica"}
         return {**out, "up": res["up"], "removed": victim}
 
-    async def restore(self, cluster: Cluster) -> dict[str, Any]:
+    async def restore(self, cluster: ClusterView) -> dict[str, Any]:
         """Put things back: re-add retired nodes as new ones, restore replica counts (not waiting)."""
         readded = await self._readd(cluster)
         restored = await self._restore(cluster)
         return {"readded": readded, "restored": restored}
 
-    async def _readd(self, cluster: Cluster, wait_s: float = RETIRE_WAIT_S, force: bool = False) -> list[str]:
+    async def _readd(self, cluster: ClusterView, wait_s: float = RETIRE_WAIT_S, force: bool = False) -> list[str]:
         """Wipe and restart each retired node once the master has drained it (its member ``left``), waiting up
         to ``wait_s``; one still holding replicas after that stays retired for the next call, unless
         ``force`` (the heal: the cluster should get its node back), which wipes it in the damage guard's turn
@@ -159,7 +159,7 @@ class ReferenceMembership:
         self._retired = waiting
         return done
 
-    async def _restore(self, cluster: Cluster) -> dict[str, int]:
+    async def _restore(self, cluster: ClusterView) -> dict[str, int]:
         rf = int(cluster_info(cluster).get("replication") or 3)
         st = await self._status(cluster)
         changed = {}
@@ -169,7 +169,7 @@ class ReferenceMembership:
                 changed[t] = rf
         return changed
 
-    async def settle(self, cluster: Cluster) -> None:
+    async def settle(self, cluster: ClusterView) -> None:
         """Re-add, restore every tablet's replica count, and wait until the acting sets match."""
         await self._readd(cluster, SETTLE_S, force=True)
         rf = int(cluster_info(cluster).get("replication") or 3)
@@ -188,7 +188,7 @@ class ReferenceMembership:
             await asyncio.sleep(0.5)
 
 
-async def swap_follower(cluster: Cluster, t: int, rng: random.Random) -> dict[str, Any]:
+async def swap_follower(cluster: ClusterView, t: int, rng: random.Random) -> dict[str, Any]:
     """Ask the operator to swap a follower of tablet ``t`` for a live node outside its ensemble, as an admin
     would; what it answered (``refused``, with the code, when it refused). No damage guard: the new node gets
     the whole log before it joins, as in the migrations the system runs itself."""

@@ -22,18 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import system
+from fencepost import CONTROL, NODE, SERVICE, Bug, Layout, ProcessSpec
+from fencepost import capabilities as caps
 from fencepost_reference.info import cluster_info, node_uuid, operators
 from fencepost_reference.settle import SETTLED_FILE, operator_status, settle
-from harness import capabilities as caps
-from harness.systems.api import CONTROL, NODE, SERVICE, Bug, Layout, ProcessSpec
 from system.admin import call
 from system.commands import etcd_argv, master_argv, node_argv, operator_argv
 
 if TYPE_CHECKING:
-    from harness.checker import Checker
-    from harness.cluster import Cluster
-    from harness.config import TestConfig
-    from harness.protocols import Client, Nemesis, Workload
+    from fencepost import Checker, Client, ClusterView, Nemesis, TestConfig, Workload
 
 SECRET_FILE = "cluster-secret.json"
 STALL_TIMEOUT_S = 3.0
@@ -114,14 +111,14 @@ class ReferencePlugin:
                 autostart=i == 0, observations=(f"operator-{name}.jsonl",), shared=("meta",)))
         return specs
 
-    async def routing(self, cluster: Cluster) -> dict[str, Any] | None:
+    async def routing(self, cluster: ClusterView) -> dict[str, Any] | None:
         """The routing table from the first operator that answers (None when none does)."""
         for host, port in cluster_info(cluster)["operators"]:
             with contextlib.suppress(Exception):
                 return dict(await call(host, port, "routing", {}, timeout=2.0))
         return None
 
-    async def ready(self, cluster: Cluster, timeout: float) -> None:
+    async def ready(self, cluster: ClusterView, timeout: float) -> None:
         """Wait until every tablet has a steady leader."""
         deadline = time.monotonic() + timeout
         last: dict[str, Any] | None = None
@@ -139,7 +136,7 @@ class ReferencePlugin:
         more than :data:`BEHIND_ENTRIES`)."""
         return ["election", "reconfiguration", "copy", "follower-behind"]
 
-    async def in_transition(self, cluster: Cluster, kind: str) -> bool:
+    async def in_transition(self, cluster: ClusterView, kind: str) -> bool:
         """Whether some tablet is in the middle of ``kind`` now, as the operator sees it."""
         if kind == "election":
             routing = await self.routing(cluster)
@@ -162,7 +159,7 @@ class ReferencePlugin:
         """Four nodes: the faults that move a replica onto a spare node need one."""
         return {"nodes": 4}
 
-    async def primaries(self, cluster: Cluster) -> list[str]:
+    async def primaries(self, cluster: ClusterView) -> list[str]:
         """The nodes leading tablets, the one leading the most first."""
         routing = await self.routing(cluster)
         if not routing:
@@ -172,11 +169,11 @@ class ReferencePlugin:
 
     # --- clients, checkers, faults, bugs ------------------------------------------------------------
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """A client for one worker of ``workload``."""
         from fencepost_reference.client import BankClient, ReferenceClient, SetClient
 
-        def addresses(c: Cluster) -> list[tuple[str, int]]:
+        def addresses(c: ClusterView) -> list[tuple[str, int]]:
             return list(cluster_info(c)["operators"])
 
         if workload.name == "set":
@@ -214,7 +211,7 @@ class ReferencePlugin:
 
     # --- collection ---------------------------------------------------------------------------------
 
-    async def collect(self, cluster: Cluster, run_dir: Path) -> None:
+    async def collect(self, cluster: ClusterView, run_dir: Path) -> None:
         """Once the cluster has settled (or stopped trying: ``nodes/settled.json``), each node's state dump, and
         each operator's event log under the name the checkers read."""
         await settle(cluster_info(cluster)["operators"], self.shape["replication"],

@@ -8,7 +8,7 @@ without it. The pairs were chosen by measurement; the README's matrix gives each
 
 from __future__ import annotations
 
-from harness.systems.api import Bug, Recipe
+from fencepost import Bug, Recipe
 from system.bugs import BUGS
 
 RECIPES: dict[str, Recipe] = {

@@ -12,10 +12,10 @@ import pytest
 from harness.backends.iptables import (
     OWNER_COMMENT,
     Partitioner,
-    _run,
     delete_chain,
     leftover_chains,
     reap_dead_chains,
+    run,
     why_unavailable,
 )
 
@@ -43,10 +43,10 @@ def test_the_jump_names_its_owner(chains: list[str]) -> None:
     p = Partitioner("ipt-owner", ADDRESSES)
     chains.append(p.chain)
     p.apply({"a": ["b"]})
-    jumps = [line for line in _run("-w", "-S", "OUTPUT").stdout.splitlines() if line.endswith(f"-j {p.chain}")]
+    jumps = [line for line in run("-w", "-S", "OUTPUT").stdout.splitlines() if line.endswith(f"-j {p.chain}")]
     assert len(jumps) == 1 and f"{OWNER_COMMENT}{os.getpid()}" in jumps[0]
     p.install()  # a second install adds no second jump
-    again = [line for line in _run("-w", "-S", "OUTPUT").stdout.splitlines() if line.endswith(f"-j {p.chain}")]
+    again = [line for line in run("-w", "-S", "OUTPUT").stdout.splitlines() if line.endswith(f"-j {p.chain}")]
     assert again == jumps
     p.remove()
     assert p.chain not in leftover_chains()
@@ -58,8 +58,8 @@ def test_a_dead_harness_chain_is_reaped_and_a_live_one_is_kept(chains: list[str]
     live.apply({"a": ["b"]})
     partition_in_a_process_that_exits("ipt-dead")
     # A jump made before owners were noted (no comment) counts as ownerless.
-    _run("-w", "-N", "FP-ipt-unowned")
-    _run("-w", "-I", "OUTPUT", "-j", "FP-ipt-unowned")
+    run("-w", "-N", "FP-ipt-unowned")
+    run("-w", "-I", "OUTPUT", "-j", "FP-ipt-unowned")
     assert {"FP-ipt-dead", "FP-ipt-unowned", live.chain} <= set(leftover_chains())
 
     reaped = reap_dead_chains()
@@ -68,4 +68,4 @@ def test_a_dead_harness_chain_is_reaped_and_a_live_one_is_kept(chains: list[str]
     assert live.chain not in reaped
     left = set(leftover_chains())
     assert "FP-ipt-dead" not in left and "FP-ipt-unowned" not in left and live.chain in left
-    assert "FP-ipt" not in _run("-w", "-S", "OUTPUT").stdout.replace(live.chain, "")
+    assert "FP-ipt" not in run("-w", "-S", "OUTPUT").stdout.replace(live.chain, "")

@@ -18,8 +18,9 @@ from harness.backends.cgroups import cgroup2_root
 from harness.backends.iptables import why_unavailable
 from harness.backends.local import LocalBackend
 from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.config import TestConfig
-from harness.systems.api import NODE, Layout, ProcessSpec
+from harness.plugin_api import NODE, Layout, ProcessSpec
 
 pytestmark = pytest.mark.skipif(why_unavailable() is not None, reason=f"{why_unavailable()}")
 
@@ -57,10 +58,10 @@ class Probes:
             specs.append(ProcessSpec(me, NODE, argv, addr[me][1], data_dir=layout.data_dir(me)))
         return specs
 
-    async def ready(self, cluster: Cluster, timeout: float) -> None:
+    async def ready(self, cluster: ClusterView, timeout: float) -> None:
         pass
 
-    def client(self, workload: Any, cluster: Cluster) -> Any:
+    def client(self, workload: Any, cluster: ClusterView) -> Any:
         raise NotImplementedError
 
     def checkers(self, test: TestConfig) -> list[Any]:
@@ -73,7 +74,7 @@ class Probes:
         return {}
 
 
-def seen(cluster: Cluster, name: str) -> list[str]:
+def seen(cluster: ClusterView, name: str) -> list[str]:
     return (Path(str(cluster.specs[name].data_dir)) / "seen").read_text().split()
 
 

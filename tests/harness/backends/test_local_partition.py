@@ -11,7 +11,7 @@ import pytest
 from fencepost_reference.info import node_uuid
 
 from harness.backends.iptables import why_unavailable
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.targets import busiest_leader, complete_grudge
 from system.admin import call
 from tests.harness.backends.local_cluster import local_cluster
@@ -19,7 +19,7 @@ from tests.harness.backends.local_cluster import local_cluster
 pytestmark = pytest.mark.skipif(why_unavailable() is not None, reason=f"{why_unavailable()}")
 
 
-async def head_offset(cluster: Cluster, node: str) -> int:
+async def head_offset(cluster: ClusterView, node: str) -> int:
     host, port = cluster.address(node)
     dump: dict[str, Any] = await call(host, port, "dump", {"tablet": 0}, to=await node_uuid(cluster, node))
     return int(dump["tablets"]["0"]["head"][1])

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from harness.config import TestConfig
+from harness.launch import prepare
+from harness.lifecycle import schedule_for
 from harness.mix import default_campaign
-from harness.run import prepare
-from harness.runtime import schedule_for
 
 
 def fencepost(*args: str) -> subprocess.CompletedProcess[str]:

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from harness.testing.conformance import SystemConformance
+from fencepost.testing import SystemConformance
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("etcd") is None, reason="etcd is not installed")]
 

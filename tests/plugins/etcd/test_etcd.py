@@ -121,8 +121,8 @@ def test_membership_removes_a_member_and_adds_it_back(tmp_path: Path) -> None:
 
 
 def test_clock_faults_are_refused_for_etcd_saying_why(tmp_path: Path) -> None:
+    from harness.launch import prepare
     from harness.registry import Refused
-    from harness.run import prepare
 
     with pytest.raises(Refused, match="etcd is a Go program"):
         prepare(TestConfig(system="etcd", nemesis=["clock"]))

@@ -17,7 +17,8 @@ from fencepost_reference.plugin import ReferencePlugin
 
 from harness import registry
 from harness.backends.local import LocalBackend
-from harness.cluster import Cluster, running
+from harness.cluster import running
+from harness.cluster_view import ClusterView
 from harness.config import TestConfig
 from harness.polling import poll_until
 from harness.protocols import Nemesis
@@ -29,7 +30,7 @@ def load_fault(name: str) -> Nemesis:
 
 
 @asynccontextmanager
-async def reference_cluster(tmp_path: Path, **fields: Any) -> AsyncIterator[Cluster]:
+async def reference_cluster(tmp_path: Path, **fields: Any) -> AsyncIterator[ClusterView]:
     """A ready reference cluster for ``TestConfig(**fields)`` on the local backend, prepared for what its
     ``nemesis`` packages need; torn down afterwards."""
     test = TestConfig(**fields)
@@ -38,13 +39,13 @@ async def reference_cluster(tmp_path: Path, **fields: Any) -> AsyncIterator[Clus
         yield cluster
 
 
-def node_events(cluster: Cluster, node: str) -> list[dict[str, Any]]:
+def node_events(cluster: ClusterView, node: str) -> list[dict[str, Any]]:
     """The node's event log as it is now."""
     path = Path(str(cluster.specs[node].data_dir)) / "events.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-async def leaders(cluster: Cluster) -> dict[int, str]:
+async def leaders(cluster: ClusterView) -> dict[int, str]:
     """Each tablet's leader, as the operator routes (tablets without one omitted)."""
     plugin = cluster.system
     assert isinstance(plugin, ReferencePlugin)
@@ -52,7 +53,7 @@ async def leaders(cluster: Cluster) -> dict[int, str]:
     return {int(t): m["leader"] for t, m in routing["tablets"].items() if m.get("leader")}
 
 
-async def routed(cluster: Cluster, tablet: int, limit_s: float) -> str:
+async def routed(cluster: ClusterView, tablet: int, limit_s: float) -> str:
     """The leader an operator routes ``tablet`` to, once one answers with one; fails after ``limit_s``."""
     deadline = time.monotonic() + limit_s
     while (leader := (await leaders(cluster)).get(tablet)) is None:
@@ -61,7 +62,7 @@ async def routed(cluster: Cluster, tablet: int, limit_s: float) -> str:
     return leader
 
 
-async def whole(cluster: Cluster, replacing: set[str], limit_s: float) -> dict[str, Any]:
+async def whole(cluster: ClusterView, replacing: set[str], limit_s: float) -> dict[str, Any]:
     """The master's status once every tablet is whole and the members in ``replacing`` are retired
     (:func:`~fencepost_reference.faults.guard.unrepaired`); fails after ``limit_s``."""
     deadline = time.monotonic() + limit_s
@@ -74,7 +75,7 @@ async def whole(cluster: Cluster, replacing: set[str], limit_s: float) -> dict[s
         await asyncio.sleep(0.5)
 
 
-async def kill_spare(cluster: Cluster, tablet: str, limit_s: float = 30.0, wait_dead: bool = True) -> str:
+async def kill_spare(cluster: ClusterView, tablet: str, limit_s: float = 30.0, wait_dead: bool = True) -> str:
     """Kill the member outside ``tablet``'s up set and (unless ``wait_dead`` is False) wait until the master
     sees it dead; its name."""
     st = await master_status(cluster)
@@ -89,7 +90,7 @@ async def kill_spare(cluster: Cluster, tablet: str, limit_s: float = 30.0, wait_
     return str(st["members"][spare]["name"])
 
 
-async def rejoined(cluster: Cluster, node: str, limit_s: float) -> str:
+async def rejoined(cluster: ClusterView, node: str, limit_s: float) -> str:
     """The member id process ``node`` rejoined under after a wipe (``n4~2``), once that member is normal and
     alive and every tablet is whole again; fails after ``limit_s``."""
     deadline = time.monotonic() + limit_s
@@ -103,7 +104,7 @@ async def rejoined(cluster: Cluster, node: str, limit_s: float) -> str:
         await asyncio.sleep(0.5)
 
 
-async def turn_free(cluster: Cluster, limit_s: float) -> None:
+async def turn_free(cluster: ClusterView, limit_s: float) -> None:
     """Wait until the cluster's damage guard would give a fault its turn; fails after ``limit_s``."""
     deadline = time.monotonic() + limit_s
     while (why := await guard_of(cluster).refusal(cluster)) is not None:
@@ -111,7 +112,7 @@ async def turn_free(cluster: Cluster, limit_s: float) -> None:
         await asyncio.sleep(0.5)
 
 
-async def cut_short_after(cluster: Cluster, step: str, start: Awaitable[Any]) -> None:
+async def cut_short_after(cluster: ClusterView, step: str, start: Awaitable[Any]) -> None:
     """Run a fault's ``start`` until the backend's ``step`` (``kill`` or ``erase``) has acted, then cancel
     it while that call has not yet returned, as the run's end cancels a start still acting. The backend's
     real step runs; only its return is held back."""
@@ -137,7 +138,7 @@ async def cut_short_after(cluster: Cluster, step: str, start: Awaitable[Any]) ->
         delattr(backend, step)
 
 
-async def heal_restarts_the_one_down(cluster: Cluster, package: Nemesis) -> None:
+async def heal_restarts_the_one_down(cluster: ClusterView, package: Nemesis) -> None:
     """Check that exactly one node is down (the cut-short start's kill acted), run the package's heal,
     and check that every node runs again."""
     down = [n for n in cluster.nodes() if not cluster.processes.running(n)]

@@ -17,7 +17,7 @@ from fencepost_reference.client import ReferenceClient
 from fencepost_reference.info import cluster_info, operators
 
 from harness.backends.iptables import why_unavailable
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.polling import poll_until
 from harness.protocols import Invocation
 from nemesis.partition import grudge_for
@@ -27,11 +27,11 @@ from tests.plugins.reference.cluster_kit import leaders
 pytestmark = pytest.mark.skipif(why_unavailable() is not None, reason=f"{why_unavailable()}")
 
 
-def addresses(cluster: Cluster) -> list[tuple[str, int]]:
+def addresses(cluster: ClusterView) -> list[tuple[str, int]]:
     return list(cluster_info(cluster)["operators"])
 
 
-async def bound(worker: int, cluster: Cluster) -> ReferenceClient:
+async def bound(worker: int, cluster: ClusterView) -> ReferenceClient:
     client = ReferenceClient(addresses, timeout=1.5)
     client.bind(worker)
     await client.open(cluster)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.testing.conformance import SystemConformance
+from fencepost.testing import SystemConformance
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ the system (:meth:`fencepost_reference.plugin.ReferencePlugin.checkers`), never 
 
 from __future__ import annotations
 
-from harness.checker import Checker
+from fencepost import Checker
 
 
 def white_box_checkers() -> list[Checker]:

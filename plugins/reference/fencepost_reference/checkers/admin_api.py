@@ -18,8 +18,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from harness.checker import CheckContext
-from harness.history.op import NEMESIS, Op, OpType
+from fencepost import NEMESIS, CheckContext, Op, OpType
 
 UNANSWERED = re.compile(r"\b(unknown_method|bad_request|internal): ")
 """The replies that mean the request was not served: ``code: message``, as the system's RPC errors read."""

@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker import CheckContext
-from harness.history.op import NEMESIS, Op, OpType
+from fencepost import NEMESIS, CheckContext, Op, OpType
 
 CHANGES = ("add_replica", "remove_replica", "move_replica", "change_replica_count", "cancel_migration")
 

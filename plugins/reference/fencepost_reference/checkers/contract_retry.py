@@ -18,9 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import CheckContext, Op
 from fencepost_reference.checkers.amnesia.evidence import load_evidence, trace_verdict
-from harness.checker import CheckContext
-from harness.history.op import Op
 from system.operator.reconfig import COMMIT_RETRY_S
 
 

@@ -20,11 +20,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fencepost import UNKNOWN, CheckContext, Op
 from fencepost_reference.checkers.dumps import node_dumps, tablets
 from fencepost_reference.info import process_of
 from fencepost_reference.settle import SETTLED_FILE
-from harness.checker import UNKNOWN, CheckContext
-from harness.history.op import Op
 
 EXAMPLES = 10
 

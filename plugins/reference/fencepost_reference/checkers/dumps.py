@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.checker import UNKNOWN
+from fencepost import UNKNOWN
 
 DUMP_FILE = "dump.json"
 NO_DUMPS: dict[str, Any] = {"valid": UNKNOWN, "explanation": "No node dumped its state, so there was nothing to judge."}

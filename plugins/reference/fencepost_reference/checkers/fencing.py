@@ -19,9 +19,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import CheckContext, Op
 from fencepost_reference.checkers.amnesia.evidence import load_evidence, trace_verdict
-from harness.checker import CheckContext
-from harness.history.op import Op
 
 REFUSAL = re.compile(r"fence for epoch (\d+), replica is at (\d+) \((\w+)\)")
 """The replica's stale_epoch refusal of a fence (``system/replica.py``): the fence's epoch, its own, its status."""

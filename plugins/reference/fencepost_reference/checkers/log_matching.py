@@ -20,9 +20,8 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
+from fencepost import CheckContext, Op
 from fencepost_reference.checkers.dumps import NO_DUMPS, run_dumps, tablets
-from harness.checker import CheckContext
-from harness.history.op import Op
 
 EXAMPLES = 10
 NOT_SERVING = ("deleted", "damaged")

@@ -23,9 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import CheckContext, Op
 from fencepost_reference.checkers.amnesia.evidence import load_evidence, trace_verdict
-from harness.checker import CheckContext
-from harness.history.op import Op
 
 ENSEMBLE_EVENTS = frozenset({"election_done", "reconfig_done"})
 STAGE_EVENTS = frozenset({"migration_started", "migration_stage"})

@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fencepost import CheckContext, Op
 from fencepost_reference.checkers.dumps import NO_DUMPS, run_dumps, tablets
-from harness.checker import CheckContext
-from harness.history.op import Op
 
 EXAMPLES = 10
 

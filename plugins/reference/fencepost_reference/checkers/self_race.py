@@ -25,9 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fencepost import CheckContext, Op
 from fencepost_reference.checkers.amnesia.evidence import load_evidence, trace_verdict
-from harness.checker import CheckContext
-from harness.history.op import Op
 
 ENDS = ("election_done", "election_failed", "election_lost_race")
 """The events that end an election that started."""

@@ -24,11 +24,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fencepost import CheckContext, Op
 from fencepost_reference.checkers.admin_api import strings_in
 from fencepost_reference.checkers.amnesia.evidence import load_evidence, trace_verdict
 from fencepost_reference.checkers.fencing import REFUSAL as FENCE_REFUSAL
-from harness.checker import CheckContext
-from harness.history.op import Op
 
 RULES: dict[str, tuple[re.Pattern[str], Callable[[int, int, str], bool]]] = {
     "delete": (re.compile(r"delete at epoch (-?\d+), replica is at (-?\d+)()"),

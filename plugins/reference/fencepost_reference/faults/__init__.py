@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from harness.protocols import Nemesis
+from fencepost import Nemesis
 
 _MODULES = ("wipe", "corrupt", "lose_unsynced", "operator", "failover", "catch_up_partition", "lagging_contract",
             "cancelled_copy", "config_race", "stalled_swap", "lossy_link", "copy_failover")

@@ -27,24 +27,21 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import NETWORK, ClusterView, FaultSpec, poll_until
 from fencepost_reference.info import cluster_info, replica_summary
 from fencepost_reference.master import admin, master_status, restore_replica_counts, settled_with_spare
-from harness.capabilities import NETWORK
-from harness.cluster import Cluster
-from harness.polling import poll_until
-from harness.protocols import FaultSpec
 from system.wire import RpcError
 
 TARGETS = ("cancel-during-copy",)
 SETTLE_WAIT_S = 10.0
-"""How long the window waits for a settled tablet with a spare live node. Without the wait, the default
-campaign's one window at seed 2 found none, with other faults' moves and kills under way, and did nothing."""
+"""How long the window waits for a settled tablet with a spare live node. Without the wait, a default
+campaign run's one window found none, with other faults' moves and kills under way, and did nothing."""
 STAGE_WAIT_S = 20.0
 CANCEL_WAIT_S = 15.0
 BARRIER_GRACE_S = 1.0
 COPY_START_S = 5.0
-"""How long the window waits for D to report the copy started. It had slept 1 s, and at seed 2 of the
-default campaign another fault had cut D off from the operators then: no copy was in flight to land late."""
+"""How long the window waits for D to report the copy started. It had slept 1 s, and in a default campaign
+run another fault had cut D off from the operators then: no copy was in flight to land late."""
 POLL_S = 0.02
 SETTLE_POLL_S = 0.25
 COPY_POLL_S = 0.05
@@ -61,7 +58,7 @@ class CancelledCopyNemesis:
         """cancel-during-copy: the only shape."""
         return TARGETS
 
-    async def _wait(self, cluster: Cluster, tablet: str, done: Any, limit_s: float) -> dict[str, Any] | None:
+    async def _wait(self, cluster: ClusterView, tablet: str, done: Any, limit_s: float) -> dict[str, Any] | None:
         """Poll the tablet's master status until ``done(status)`` holds; the status, or None at the limit."""
         async def check() -> dict[str, Any] | None:
             with contextlib.suppress(TimeoutError, RpcError, OSError):
@@ -73,7 +70,7 @@ class CancelledCopyNemesis:
         return await poll_until(check, limit_s, POLL_S)
 
     @staticmethod
-    async def _settled(cluster: Cluster) -> tuple[dict[str, str], set[str], dict[str, Any]] | None:
+    async def _settled(cluster: ClusterView) -> tuple[dict[str, str], set[str], dict[str, Any]] | None:
         """Member names, live members and the settled tablets with a spare live node, once there is one
         (at most ``SETTLE_WAIT_S``); None if there never was."""
         async def check() -> tuple[dict[str, str], set[str], dict[str, Any]] | None:
@@ -87,7 +84,7 @@ class CancelledCopyNemesis:
         return await poll_until(check, SETTLE_WAIT_S, SETTLE_POLL_S)
 
     @staticmethod
-    async def _copying(cluster: Cluster, node: str, tablet: str, session: Any) -> bool:
+    async def _copying(cluster: ClusterView, node: str, tablet: str, session: Any) -> bool:
         """Whether ``node`` reports ``tablet`` copying under ``session`` within ``COPY_START_S``."""
         async def check() -> bool:
             rep = await replica_summary(cluster, node, tablet)
@@ -95,7 +92,7 @@ class CancelledCopyNemesis:
 
         return bool(await poll_until(check, COPY_START_S, COPY_POLL_S))
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Steps 1-4 of the module docstring; return what was done."""
         found = await self._settled(cluster)
         if found is None:
@@ -136,12 +133,12 @@ class CancelledCopyNemesis:
         await cluster.network.heal()
         return out
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Heal the network and put every tablet's replica count back."""
         await cluster.network.heal()
         return {"healed": True, "restored": await restore_replica_counts(cluster)}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Heal the network and restore replica counts."""
         await cluster.network.heal()
         with contextlib.suppress(TimeoutError, RpcError, OSError):

@@ -32,9 +32,9 @@ replica count back. It needs a node outside the tablet's up set (run with ``--no
 prefers tablets with three or more voters: with two, the leader and the catch-up member are a majority of
 the ensemble, but the lone voter left outside can never be elected, so nothing is lost.
 
-In the default campaign at 6852d02 (seed 2, ``count-pre-voter-acks`` not caught) one window cut a
-leader that had been replaced while the copy ran (it had read the leader before the migration), one
-chose a two-voter tablet, and one cut the new replica before the leader's stream to it had synced.
+In a default campaign run that missed ``count-pre-voter-acks``, one window cut a leader that had been
+replaced while the copy ran (it had read the leader before the migration), one chose a two-voter tablet,
+and one cut the new replica before the leader's stream to it had synced.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import CONTROL, NETWORK, ClusterView, FaultSpec, complete_grudge, poll_until
 from fencepost_reference.info import replica_summary
 from fencepost_reference.master import (
     admin,
@@ -54,12 +55,6 @@ from fencepost_reference.master import (
     restore_replica_counts,
     settled_with_spare,
 )
-from harness.capabilities import NETWORK
-from harness.cluster import Cluster
-from harness.polling import poll_until
-from harness.protocols import FaultSpec
-from harness.systems.api import CONTROL
-from harness.targets import complete_grudge
 from system.wire import RpcError
 
 TARGETS = ("cut-voters",)
@@ -70,15 +65,16 @@ SETTLE_WAIT_S = 10.0
 DEPOSED_HOLD_S = 6.0
 """How long the cut holds after the new leader is named, as a ``leader-deposed`` partition's does: the old
 leader still takes writes from the clients that reach it, and with the bug acknowledges them with the catch-up
-member alone. At d9dae55 (seed 2) two windows cut a synced leader and healed 0.2 s after the election; no
-write reached either old leader in the 3 s before it, and the bug went uncaught."""
+member alone. Windows that healed just after the election once cut a synced leader that no write reached
+in the time it was cut off, and the bug went uncaught."""
 ELECTION_POLL_S = 0.2
 POLL_S = 0.02
 ROUNDS = 3
 """How many tries a window makes at most. A try is spent when no new leader is elected during the cut or
 the cut-off leader stops leading before it ends (another window's kill, pause or power loss of one of the
 tablet's nodes); only a try that outlasts both can lose what the leader acknowledged with its catch-up
-member. At b7ef3f7 the one window of seeds 1 and 3 was spent so, and ``count-pre-voter-acks`` was missed."""
+member. When a window had one try, a run's only window was often spent so, and ``count-pre-voter-acks``
+was missed."""
 NEXT_ROUND_BEFORE_S = 40.0
 """A window starts another try only this soon after it began."""
 
@@ -97,7 +93,7 @@ class CatchUpPartitionNemesis:
         """cut-voters: the only shape."""
         return TARGETS
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Run rounds (add a replica, wait for its promote stage and the stream's sync, partition) until one
         exposes the rule or :data:`ROUNDS` are spent; return the last round, with the earlier ones."""
         began = time.monotonic()
@@ -109,7 +105,7 @@ class CatchUpPartitionNemesis:
             earlier.append({k: got[k] for k in ("tablet", "leader", "new_leader", "spoiled", "skipped") if k in got})
             await self.stop(cluster)  # heal, and put the count back, so that the next round adds a replica again
 
-    async def _round(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def _round(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """One try: a migration, then the cut; what was done, and whether it ``exposed`` the rule."""
         async def opening() -> tuple[set[str], dict[str, Any]] | None:
             with contextlib.suppress(TimeoutError, RpcError, OSError):
@@ -168,11 +164,11 @@ class CatchUpPartitionNemesis:
                 "exposed": spoiled is None, **({"spoiled": spoiled} if spoiled else {})}
 
     @staticmethod
-    async def _still_leading(cluster: Cluster, leader: str, tablet: str, at_cut: dict[str, Any]) -> str | None:
+    async def _still_leading(cluster: ClusterView, leader: str, tablet: str, at_cut: dict[str, Any]) -> str | None:
         """Why the cut-off leader no longer shows the rule (it is not leading at the epoch it had at the cut:
-        another window killed, paused or restarted it), or None. At b7ef3f7 (seed 1 of the default campaign,
-        ``count-pre-voter-acks``) the cut leader stopped committing and was restarted in the middle of the
-        cut, and nothing it acknowledged could be lost."""
+        another window killed, paused or restarted it), or None. A cut leader of ``count-pre-voter-acks``
+        once stopped committing and was restarted in the middle of the cut, and nothing it acknowledged
+        could be lost."""
         now = await replica_summary(cluster, leader, tablet)
         if now is None:
             return f"{leader} did not answer at the end of the cut"
@@ -182,12 +178,12 @@ class CatchUpPartitionNemesis:
         return None
 
     @staticmethod
-    async def _await_synced(cluster: Cluster, leader: str, tablet: str, new: str, voters: Sequence[str]) -> bool:
+    async def _await_synced(cluster: ClusterView, leader: str, tablet: str, new: str, voters: Sequence[str]) -> bool:
         """Wait (at most :data:`SYNC_WAIT_S`) until ``leader`` reports its stream to catch-up member ``new``
         synced and every other voter among its followers; whether it did. The operator promotes the member
         soon after, so the fault polls the leader itself rather than the operator's heartbeat view. A voter
-        that is down cannot help elect a new leader: at b7ef3f7 (seed 3) another window had killed one of
-        the two, the operators' elections failed for the whole cut, and the old leader was elected again."""
+        that is down cannot help elect a new leader: once another window had killed one of the two, the
+        operators' elections failed for the whole cut, and the old leader was elected again."""
         async def check() -> bool:
             rep = await replica_summary(cluster, leader, tablet) or {}
             return int((rep.get("pre_voters") or {}).get(new, -1)) >= 0 and \
@@ -195,7 +191,7 @@ class CatchUpPartitionNemesis:
         return bool(await poll_until(check, SYNC_WAIT_S, POLL_S))
 
     @staticmethod
-    async def _await_new_leader(cluster: Cluster, tablet: str, old: str) -> str | None:
+    async def _await_new_leader(cluster: ClusterView, tablet: str, old: str) -> str | None:
         """Hold the partition until the operators have elected another leader (bounded): the window must
         outlast failure detection, or the cut-off leader is never replaced and nothing is lost."""
         async def check() -> str | None:
@@ -208,7 +204,7 @@ class CatchUpPartitionNemesis:
         got: str | None = await poll_until(check, ELECTION_WAIT_S, ELECTION_POLL_S)
         return got
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Heal the network, release the tablet it held, and put every tablet's replica count back."""
         await cluster.network.heal()
         held_counts(cluster).difference_update(self._held)
@@ -216,7 +212,7 @@ class CatchUpPartitionNemesis:
         restored = await restore_replica_counts(cluster)
         return {"healed": True, "restored": restored}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Heal the network and restore replica counts."""
         await cluster.network.heal()
         with contextlib.suppress(TimeoutError, RpcError, OSError):

@@ -39,12 +39,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import PROCESSES, ClusterView, FaultSpec, poll_until
 from fencepost_reference.info import node_call, replica_summary
 from fencepost_reference.master import admin, master_status
-from harness.capabilities import PROCESSES
-from harness.cluster import Cluster
-from harness.polling import poll_until
-from harness.protocols import FaultSpec
 from system.wire import ConnectionLost, RpcError, Unreachable
 
 TARGETS = ("leader-during-copy",)
@@ -54,9 +51,9 @@ STAGE_WAIT_S = 15.0
 COPY_END_WAIT_S = COPY_DELAY_S + 10.0
 SETTLE_S = 30.0
 SETTLE_WAIT_S = 10.0
-"""How long a window waits for a settled tablet with a spare live node before it skips. In the default
-campaign at a35905c, 11 of this fault's 63 windows (31 runs) found none at their start and skipped at once,
-as ``catch-up-partition``'s did before d9dae55."""
+"""How long a window waits for a settled tablet with a spare live node before it skips. Without it, in the
+default campaign many of this fault's windows found none at their start and skipped at once, as
+``catch-up-partition``'s did before it waited too."""
 POLL_S = 0.2
 TRANSPORT_ERRORS = (TimeoutError, OSError, ConnectionLost, Unreachable, RpcError)
 
@@ -76,12 +73,12 @@ class CopyFailoverNemesis:
         """leader-during-copy: the only shape."""
         return TARGETS
 
-    async def _set_delay(self, cluster: Cluster, node: str, seconds: float) -> None:
+    async def _set_delay(self, cluster: ClusterView, node: str, seconds: float) -> None:
         await node_call(cluster, node, "set_copy_delay", {"seconds": seconds})
         if seconds:
             self._delayed.append(node)
 
-    async def _hold_delay(self, cluster: Cluster, node: str, out: dict[str, Any]) -> None:
+    async def _hold_delay(self, cluster: ClusterView, node: str, out: dict[str, Any]) -> None:
         """Set ``node``'s copy delay again (a no-op unless it restarted since), counting in ``out`` the
         times it had been lost."""
         with contextlib.suppress(*TRANSPORT_ERRORS):
@@ -89,7 +86,7 @@ class CopyFailoverNemesis:
             if res.get("changed"):
                 out["delay_reasserted"] += 1
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Steps 1-5 of the module docstring; return what was done, or what was skipped and why."""
         async def opening() -> tuple[dict[str, str], set[str], dict[str, Any]] | None:
             with contextlib.suppress(*TRANSPORT_ERRORS):
@@ -130,7 +127,7 @@ class CopyFailoverNemesis:
         finally:
             await self._reset_delays(cluster)
 
-    async def _fail_over_during_copy(self, cluster: Cluster, t: str, tab: dict[str, Any], name: dict[str, str],
+    async def _fail_over_during_copy(self, cluster: ClusterView, t: str, tab: dict[str, Any], name: dict[str, str],
                                      src: str, dst: str, out: dict[str, Any]) -> dict[str, Any]:
         """Steps 2-5, once the destination's copies are slowed."""
         leader, d = tab["leader"], name[dst]
@@ -151,9 +148,8 @@ class CopyFailoverNemesis:
         await asyncio.sleep(DOWNLOAD_S)  # the download from L takes milliseconds; the merge waits COPY_DELAY_S
         now = (await master_status(cluster))["tablets"][t]
         epoch = int(now["epoch"])
-        # The leader now, the copy's source: the tablet may have changed leaders since the opening (at seed 2 of
-        # the default campaign at c1cc268 the window killed the opening's leader, no longer leading, and the
-        # copy merged under the leader it had).
+        # The leader now, the copy's source: the tablet may have changed leaders since the opening (a window
+        # once killed the opening's leader, no longer leading, and the copy merged under the leader it had).
         leader = now["leader"] if now.get("leader") in name else leader
         self._killed.append(name[leader])  # before the kill: a run that ends during it must still restart it
         await cluster.processes.kill(name[leader])
@@ -185,13 +181,13 @@ class CopyFailoverNemesis:
         out["restarted"] = name[leader]
         return out
 
-    async def _restart_killed(self, cluster: Cluster) -> list[str]:
+    async def _restart_killed(self, cluster: ClusterView) -> list[str]:
         started, self._killed = self._killed, []
         for node in started:
             await cluster.processes.start(node)
         return started
 
-    async def _reset_delays(self, cluster: Cluster, nodes: Sequence[str] | None = None) -> list[str]:
+    async def _reset_delays(self, cluster: ClusterView, nodes: Sequence[str] | None = None) -> list[str]:
         """Put the copy delay back to 0 on ``nodes`` (default: those this fault slowed); the nodes reset. A
         node that does not answer stays on the list for the next stop or heal: it saved the delay, and keeps
         it across restarts."""
@@ -204,13 +200,13 @@ class CopyFailoverNemesis:
         self._delayed = [n for n in self._delayed if n not in done]
         return done
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Start the killed leader if it is still down, and undo every copy delay this fault set."""
         started = await self._restart_killed(cluster)
         reset = await self._reset_delays(cluster)
         return {"started": started, "delay_reset": reset}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Start the killed leader, put every node's copy delay back to 0, and wait (bounded) until no
         migration is in flight."""
         await self._restart_killed(cluster)

@@ -22,20 +22,18 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import DISK, PROCESSES, ClusterView, FaultSpec
 from fencepost_reference.faults.file_damage import KINDS, damage_tablet
 from fencepost_reference.faults.guard import guard_of, healthy_tablets, identities
 from fencepost_reference.info import cluster_info, node_uuid
 from fencepost_reference.master import master_status
-from harness.capabilities import DISK, PROCESSES
-from harness.cluster import Cluster
-from harness.protocols import FaultSpec
 from system.node import EXIT_DISK_LOSS
 from system.wire import ConnectionLost, RpcError, Unreachable
 
 SETTLE_S = 30.0
 
 
-async def wait_healthy(cluster: Cluster, timeout: float = SETTLE_S) -> bool:
+async def wait_healthy(cluster: ClusterView, timeout: float = SETTLE_S) -> bool:
     """Wait until every tablet is healthy (:func:`healthy_tablets`); False if it has not happened in time."""
     deadline = time.monotonic() + timeout
     while True:
@@ -46,7 +44,7 @@ async def wait_healthy(cluster: Cluster, timeout: float = SETTLE_S) -> bool:
         await asyncio.sleep(0.5)
 
 
-async def damage(cluster: Cluster, node: str, kind: str, rng: random.Random) -> dict[str, Any]:
+async def damage(cluster: ClusterView, node: str, kind: str, rng: random.Random) -> dict[str, Any]:
     """Kill ``node``, damage one of its tablets' files in place (``kind``), and start it again; say what.
 
     Lost consensus metadata is disk loss: the node must exit (code 3) instead of serving; it is then
@@ -84,7 +82,7 @@ class CorruptNemesis:
         """truncate (a torn tail), bitflip (a checksum mismatch) or delete-metadata (lost consensus metadata)."""
         return KINDS
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Damage a random node's tablet files and restart the node, once the last damage is repaired."""
         node = rng.choice(sorted(cluster.nodes()))
         guard = guard_of(cluster)
@@ -101,11 +99,11 @@ class CorruptNemesis:
                 guard.replacing = identities(members, node)
             return {"target": spec.target, **done}
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Nothing to undo: the node restarted as part of the fault."""
         return {}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Nothing to undo."""
 
 

@@ -22,10 +22,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from harness.capabilities import NETWORK, PROCESSES
-from harness.cluster import Cluster
-from harness.protocols import FaultSpec
-from harness.targets import busiest_leader, complete_grudge
+from fencepost import NETWORK, PROCESSES, ClusterView, FaultSpec, busiest_leader, complete_grudge
 
 TARGETS = ("lagging-follower", "lagging-follower-slow-peer", "lagging-leader")
 LAG_S = (1.0, 3.0)
@@ -46,7 +43,7 @@ class FailoverNemesis:
         """lagging-follower (kill the leader) or lagging-leader (kill the lagging node)."""
         return TARGETS
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Isolate a follower, wait, kill and heal; return what was done."""
         nodes = sorted(cluster.nodes())
         leader = await busiest_leader(cluster) or rng.choice(nodes)
@@ -75,14 +72,14 @@ class FailoverNemesis:
         return {"target": spec.target, "leader": leader, "lagging": lagging, "lag_s": lag, "killed": victim,
                 "paused": peer}
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Start the killed node again."""
         started, self._killed = self._killed, []
         for node in started:
             await cluster.processes.start(node)
         return {"started": started}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Heal the network and start every node this fault killed."""
         await cluster.network.heal()
         await self.stop(cluster)

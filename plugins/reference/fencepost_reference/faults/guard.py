@@ -6,8 +6,7 @@ used to check on its own that the cluster was whole before it struck, so when th
 lanes ran two of them a second apart, both checks passed (the first damage was not visible yet: a node
 whose WAL was just truncated still counted as a synced follower until it restarted and refused the tablet)
 and together they destroyed a majority of one tablet's copies. The tablet then stayed leaderless for the
-rest of the run, and the recovery checker rightly reported it (seeds 4 and 5 of the clean default campaign
-at 5d2c29e).
+rest of the run, and the recovery checker rightly reported it (in the clean default campaign).
 
 So every such fault takes its **turn** (:meth:`DamageGuard.turn`): one at a time, and only when
 
@@ -21,7 +20,7 @@ So every such fault takes its **turn** (:meth:`DamageGuard.turn`): one at a time
 - the operator reports every tablet steady, led, with a full ensemble of live members and no
   reconfiguration or migration in progress (a swap stalled in its prepare phase makes an election fence
   four nodes, three of which must answer: taking one of them away as well leaves the tablet leaderless,
-  as the clean default campaign at seed 4 showed after 62f7d1d);
+  as a run of the clean default campaign showed);
 - every tablet's leader reports a full, synced ensemble (:func:`healthy_tablets`), waiting up to the turn's
   ``wait_s`` for it.
 
@@ -30,10 +29,9 @@ takes a :meth:`DamageGuard.contraction`: refused while another fault holds the g
 and within ``VISIBLE_S`` of the last damage, and unless that tablet's leader reports a full, synced
 ensemble (it may wait a few seconds for those two); it holds every damage off while it acts, and
 afterwards the master's pending placement change (``up`` differs from ``acting``) holds them off until
-the replica count is back. At seed 1 of the clean default campaign on
-Docker at 6c585ac, a config-race removed one of tablet 1's three replicas while the other lane's wipe,
-past its checks a moment earlier, erased a second: the tablet kept two members, one of them wiped, and never
-had a leader again.
+the replica count is back. In a run of the clean default campaign on Docker, a config-race removed one of
+a tablet's three replicas while the other lane's wipe, past its checks a moment earlier, erased a second:
+the tablet kept two members, one of them wiped, and never had a leader again.
 """
 
 from __future__ import annotations
@@ -45,10 +43,10 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
+from fencepost import ClusterView
 from fencepost_reference.info import cluster_info
 from fencepost_reference.master import master_status
 from fencepost_reference.settle import operator_status, unsettled
-from harness.cluster import Cluster
 from system.admin import call
 from system.wire import ConnectionLost, RpcError, Unreachable
 
@@ -57,7 +55,7 @@ VISIBLE_S = 10.0
 POLL_S = 0.5
 
 
-async def healthy_tablets(cluster: Cluster) -> set[str]:
+async def healthy_tablets(cluster: ClusterView) -> set[str]:
     """The tablets whose leader reports a full ensemble (the replication factor), every follower synced,
     and no catch-up member: each of their replicas holds the data, so one may be damaged."""
     info = cluster_info(cluster)
@@ -115,7 +113,7 @@ class DamageGuard:
         self.replacing: set[str] = set()
         """Member ids that the last wipe or reformat replaced, until the master retires them."""
 
-    async def refusal(self, cluster: Cluster) -> str | None:
+    async def refusal(self, cluster: ClusterView) -> str | None:
         """Why no replica's data may be taken now, in words; None when it may."""
         if (recent := self._recent_damage()) is not None:
             return f"{recent}: another could destroy a majority of some tablet's copies"
@@ -140,13 +138,13 @@ class DamageGuard:
         return None
 
     @contextlib.asynccontextmanager
-    async def turn(self, cluster: Cluster, wait_s: float = 0.0, damage: bool = True) -> AsyncIterator[str | None]:
+    async def turn(self, cluster: ClusterView, wait_s: float = 0.0, damage: bool = True) -> AsyncIterator[str | None]:
         """The guard for one fault: yields None when the fault may take a replica's data (and holds every
         other fault off until the body ends and ``VISIBLE_S`` more have passed), else why not; the body must
         then do nothing. Waits up to ``wait_s`` in all for another fault's turn to end and for the cluster to
         become whole. Without the wait for a turn, the default campaign's aimed windows (a lagging contract, a
         stalled swap) were often skipped because the other lane held the guard, and a seed whose plan holds
-        one such window missed the bug it opens (``contract-below-commit`` at seed 2, 6718763).
+        one such window missed the bug it opens (``contract-below-commit``, once).
 
         A fault that takes no data but lowers what a tablet tolerates while it lasts (``damage`` False: a
         swap stalled on purpose makes elections fence four nodes) is held off while another fault takes data,
@@ -171,7 +169,7 @@ class DamageGuard:
             self._lock.release()
 
     @contextlib.asynccontextmanager
-    async def contraction(self, cluster: Cluster, tablet: str, wait_s: float = 0.0) -> AsyncIterator[str | None]:
+    async def contraction(self, cluster: ClusterView, tablet: str, wait_s: float = 0.0) -> AsyncIterator[str | None]:
         """The guard for a fault that removes a replica of ``tablet``: yields None when it may (and holds
         every data-taking fault off until the body ends), else why not; the body must then do nothing.
 
@@ -195,9 +193,9 @@ class DamageGuard:
         The wait for ``check`` is spent without the guard: it is taken, ``check`` asked once under it, and if
         that refuses while time is left, released again until ``check`` allows. Held during the wait, one
         fault waiting for the cluster to become whole (a wipe waits up to 30 s) kept every other one out:
-        in the seeded bugs' 15 runs at seed 1 at a92cff5, none of 45 ``config-race`` windows and 2 of 33
-        ``stalled-swap`` windows got a turn. What the guard promises is unchanged, since the check a fault
-        acts on is always the one asked while holding it."""
+        in the seeded bugs' runs, almost no ``config-race`` or ``stalled-swap`` window got a turn. What the
+        guard promises is unchanged, since the check a fault acts on is always the one asked while holding
+        it."""
         deadline = time.monotonic() + wait_s
         while True:
             if not await self._acquire(max(0.0, deadline - time.monotonic())):
@@ -221,7 +219,7 @@ class DamageGuard:
                 return False
         return True
 
-    async def _uncontractable(self, cluster: Cluster, tablet: str) -> str | None:
+    async def _uncontractable(self, cluster: ClusterView, tablet: str) -> str | None:
         """Why a replica of ``tablet`` may not be removed now (see :meth:`contraction`), or None."""
         if (why := self._recent_damage()) is not None:
             return why
@@ -252,10 +250,10 @@ async def _waited(refusal: Callable[[], Awaitable[str | None]], wait_s: float) -
     return why
 
 
-_GUARDS: weakref.WeakKeyDictionary[Cluster, DamageGuard] = weakref.WeakKeyDictionary()
+_GUARDS: weakref.WeakKeyDictionary[ClusterView, DamageGuard] = weakref.WeakKeyDictionary()
 
 
-def guard_of(cluster: Cluster) -> DamageGuard:
+def guard_of(cluster: ClusterView) -> DamageGuard:
     """The cluster's one damage guard, shared by every fault package of its run."""
     guard = _GUARDS.get(cluster)
     if guard is None:

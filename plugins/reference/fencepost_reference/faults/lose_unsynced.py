@@ -22,16 +22,13 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import ClusterView, FaultSpec, choose_nodes, load_nemesis
 from fencepost_reference.faults.guard import guard_of
-from harness import registry
-from harness.cluster import Cluster
-from harness.protocols import FaultSpec
-from harness.targets import choose_nodes
 
 POWER_LOSS_WEIGHT = 3.0
 """How often the default campaign picks a power loss, against 1 for a blunt package: at 1 it drew about one
-window in 120 s (none at all in one of two runs at 62f7d1d), too few for bugs that lose what a power loss
-takes (ack-before-fsync went uncaught at seeds 1 and 2)."""
+window in 120 s (sometimes none), too few for bugs that lose what a power loss takes (ack-before-fsync went
+uncaught)."""
 
 MANY = ("a torn write is damage to the reference WAL, and tearing several nodes' last writes at once can "
         "tear a majority of one tablet's replicas")
@@ -44,7 +41,7 @@ class LoseUnsyncedNemesis:
     mix_weight = POWER_LOSS_WEIGHT
 
     def __init__(self) -> None:
-        self._generic = registry.load_nemesis("lose-unsynced")
+        self._generic = load_nemesis("lose-unsynced")
         self.name: str = self._generic.name
         self.color: str = getattr(self._generic, "color", "#bc6c25")
         self.needs: frozenset[str] = frozenset(getattr(self._generic, "needs", ()))
@@ -53,7 +50,7 @@ class LoseUnsyncedNemesis:
         """The generic package's: one, leader, majority or all."""
         return self._generic.targets()
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Cut the power of the chosen nodes, tearing the last write only where the reference WAL survives it."""
         nodes = await choose_nodes(cluster, spec.target, rng)
         if rng.random() >= 0.5:  # the generic package's draw (a tear half of the time): none asked for
@@ -67,16 +64,16 @@ class LoseUnsyncedNemesis:
                 return await _lose(cluster, spec, nodes, rng, tear=True)
         return await _lose(cluster, spec, nodes, rng, untorn=why)
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Nothing to undo: the nodes restarted as part of the fault."""
         return await self._generic.stop(cluster)
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Nothing to undo."""
         await self._generic.heal(cluster)
 
 
-async def _lose(cluster: Cluster, spec: FaultSpec, nodes: Sequence[str], rng: random.Random, tear: bool = False,
+async def _lose(cluster: ClusterView, spec: FaultSpec, nodes: Sequence[str], rng: random.Random, tear: bool = False,
                 untorn: str | None = None) -> dict[str, Any]:
     """Cut the power of ``nodes``, tearing each one's last write if ``tear``; what was done, with why no write
     was torn when one was asked for (``untorn``)."""

@@ -14,7 +14,7 @@ rule (not the redirect either, which would loop).
 (DNAT in the nat table's OUTPUT, which loopback traffic passes), and resets the connections already open
 on that link (a REJECT with a TCP reset in the filter table) so the next call reconnects through the
 proxy. Both rules live in the run's own chain, ``FP-<tag>``, in each table, so
-:func:`harness.backends.iptables.delete_chain` removes them and a killed run's chains are reaped.
+:func:`fencepost.iptables.delete_chain` removes them and a killed run's chains are reaped.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from harness.backends.iptables import CHAIN_PREFIX, _run, add_jump, delete_chain
+from fencepost import iptables
 from system.wire import FrameError, Framer, encode
 
 Drop = Callable[[dict[str, Any]], bool]
@@ -119,17 +119,17 @@ class LinkRedirect:
     """
 
     def __init__(self, tag: str) -> None:
-        self.chain = (CHAIN_PREFIX + tag)[:28]
+        self.chain = (iptables.CHAIN_PREFIX + tag)[:28]
         self._reset_rule: tuple[str, ...] | None = None
 
     def install(self) -> None:
         """Create the chain in the nat and filter tables, each jumped to from OUTPUT."""
         for table in ("nat", "filter"):
-            add_jump(table, self.chain)
+            iptables.add_jump(table, self.chain)
 
     def redirect(self, source: str, host: str, port: int, proxy_host: str, proxy_port: int) -> None:
         """New connections from ``source`` to ``host:port`` go to ``proxy_host:proxy_port`` instead."""
-        _run("-w", "-t", "nat", "-A", self.chain, "-p", "tcp", "-s", source, "-d", host, "--dport", str(port),
+        iptables.run("-w", "-t", "nat", "-A", self.chain, "-p", "tcp", "-s", source, "-d", host, "--dport", str(port),
              "-j", "DNAT", "--to-destination", f"{proxy_host}:{proxy_port}")
 
     def reset_open(self, source: str, host: str, port: int) -> None:
@@ -137,16 +137,16 @@ class LinkRedirect:
         TCP reset); new ones are redirected before this rule sees them. Undo with :meth:`end_reset`."""
         rule = ("-p", "tcp", "-s", source, "-d", host, "--dport", str(port), "-j", "REJECT",
                 "--reject-with", "tcp-reset")
-        _run("-w", "-t", "filter", "-A", self.chain, *rule)
+        iptables.run("-w", "-t", "filter", "-A", self.chain, *rule)
         self._reset_rule = rule
 
     def end_reset(self) -> None:
         """Remove the reset rule."""
         if self._reset_rule is not None:
-            _run("-w", "-t", "filter", "-D", self.chain, *self._reset_rule, check=False)
+            iptables.run("-w", "-t", "filter", "-D", self.chain, *self._reset_rule, check=False)
             self._reset_rule = None
 
     def remove(self) -> None:
         """Delete the chain and its jumps in both tables. Safe to call twice."""
-        delete_chain(self.chain)
+        iptables.delete_chain(self.chain)
         self._reset_rule = None

@@ -10,10 +10,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from harness.capabilities import PROCESSES
-from harness.cluster import Cluster
-from harness.protocols import FaultSpec
-from harness.systems.api import CONTROL
+from fencepost import CONTROL, PROCESSES, ClusterView, FaultSpec
 
 TARGETS = ("restart", "race")
 
@@ -33,7 +30,7 @@ class OperatorNemesis:
         """restart (kill the active operator until the window ends) or race (start a second one)."""
         return TARGETS
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Kill the active operator, or start the standby beside it."""
         ops = cluster.members(CONTROL)
         if spec.target == "race":
@@ -48,7 +45,7 @@ class OperatorNemesis:
         self._killed.append(ops[0])
         return {"target": "restart", "killed": [ops[0]]}
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Restart the killed operator; stop the racing one."""
         started, stopped = [], []
         while self._killed:
@@ -61,7 +58,7 @@ class OperatorNemesis:
             stopped.append(name)
         return {"started": started, "stopped": stopped}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Leave exactly the active operator running, whatever left it otherwise."""
         await self.stop(cluster)
         ops = cluster.members(CONTROL)

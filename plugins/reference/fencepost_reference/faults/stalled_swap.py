@@ -32,14 +32,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import CONTROL, NETWORK, PROCESSES, ClusterView, FaultSpec, complete_grudge
 from fencepost_reference.faults.guard import guard_of
 from fencepost_reference.info import await_election, operator_call, process_of
 from fencepost_reference.membership import swap_follower
-from harness.capabilities import NETWORK, PROCESSES
-from harness.cluster import Cluster
-from harness.protocols import FaultSpec
-from harness.systems.api import CONTROL
-from harness.targets import complete_grudge
 from system.wire import RpcError
 
 TARGETS = ("leader-with-new-node",)
@@ -48,8 +44,8 @@ ELECTION_WAIT_S = 15.0
 SPLIT_S = 3.0
 STALL_WAIT_S = 15.0
 """How long a stall waits in the damage guard's turn for the last damage to be repaired and visible. Without
-the wait, ``fence-current-ensemble-only`` went uncaught at seeds 2-3 of the default campaign (815a0ab):
-each later window found a migration under way or a damage under ``VISIBLE_S`` old, and swapped unstalled."""
+the wait, ``fence-current-ensemble-only`` went uncaught in the default campaign: each later window found a
+migration under way or a damage under ``VISIBLE_S`` old, and swapped unstalled."""
 
 
 class StalledSwapNemesis:
@@ -68,24 +64,24 @@ class StalledSwapNemesis:
         """leader-with-new-node: the only shape."""
         return TARGETS
 
-    async def start(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         """Stall a swap, partition, restart the operator, and act on the election it holds; in the damage
         guard's turn (waiting up to :attr:`wait_s` for it), since the stall makes elections of its tablet
         fence four nodes, three of which must answer: with a replica damaged meanwhile, or not yet repaired,
-        none could (the clean default campaign at seed 1, 15ad507, stalled a swap onto a tombstone 0.4 s
-        after a node lost its metadata)."""
+        none could (the clean default campaign once stalled a swap onto a tombstone just after a node lost
+        its metadata, and the tablet never elected again)."""
         async with guard_of(cluster).turn(cluster, self.wait_s, damage=False) as why:
             if why is None:
                 return await self._stall(cluster, spec, rng)
         return {"target": spec.target, "stall_refused": why, **await self._unstalled(cluster, rng)}
 
     @staticmethod
-    async def _unstalled(cluster: Cluster, rng: random.Random) -> dict[str, Any]:
+    async def _unstalled(cluster: ClusterView, rng: random.Random) -> dict[str, Any]:
         """The window the guard refused still swaps, unstalled, as an admin would (:func:`swap_follower`):
         the guard is nearly always busy in the default campaign (another damage in progress, or one under
-        ``VISIBLE_S`` old), and a window that only skips leaves the operator's swap path untested (2 of 42
-        windows struck in the runs stored on this machine, the mutation sample's at dfc62a5 among them, so
-        mutants of that path went unseen)."""
+        ``VISIBLE_S`` old), and a window that only skips leaves the operator's swap path untested (when it
+        skipped, almost no window struck, the mutation sample's runs among them, so mutants of that path
+        went unseen)."""
         status = await operator_call(cluster, "status", {})
         tablets = sorted(status["tablets"], key=int)
         if not tablets:
@@ -93,7 +89,7 @@ class StalledSwapNemesis:
         t = int(rng.choice(tablets))
         return {"tablet": t, "swap": await swap_follower(cluster, t, rng)}
 
-    async def _stall(self, cluster: Cluster, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
+    async def _stall(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
         routing = await operator_call(cluster, "routing", {})
         status = await operator_call(cluster, "status", {})
         # Routing names processes, the operator's calls take member ids: a node that rejoined after a wipe
@@ -121,8 +117,8 @@ class StalledSwapNemesis:
                     "crash_at": "reconfig:after-commit"}
             try:
                 # The active operator alone: when it exits at the crash point as asked, the call must not
-                # go on to a standby that another fault started (which refused the swap while op1 stayed
-                # down for good: the clean default campaign at seed 4, 27b9a8d).
+                # go on to a standby that another fault started (which once refused the swap while the
+                # active operator stayed down for good).
                 await operator_call(cluster, "reconfig", swap, active_only=True)
                 return {**done, "skipped": "the operator finished the swap instead of stalling"}
             except RpcError as e:
@@ -151,7 +147,7 @@ class StalledSwapNemesis:
         return done
 
     @staticmethod
-    async def _swap_out(cluster: Cluster, t: int, old: str, new: str) -> dict[str, Any]:
+    async def _swap_out(cluster: ClusterView, t: int, old: str, new: str) -> dict[str, Any]:
         """Ask the operator to swap ``old`` for ``new``, retrying while the tablet is busy (the election's
         late fence responses); what it answered."""
         deadline = time.monotonic() + ELECTION_WAIT_S
@@ -166,7 +162,7 @@ class StalledSwapNemesis:
                 return {"error": str(e)}
             await asyncio.sleep(0.25)
 
-    async def stop(self, cluster: Cluster) -> dict[str, Any]:
+    async def stop(self, cluster: ClusterView) -> dict[str, Any]:
         """Heal the network and start the operator if this fault left it down."""
         await cluster.network.heal()
         started, self._operator_down = self._operator_down, []
@@ -174,7 +170,7 @@ class StalledSwapNemesis:
             await cluster.processes.start(name)
         return {"healed": True, "started": started}
 
-    async def heal(self, cluster: Cluster) -> None:
+    async def heal(self, cluster: ClusterView) -> None:
         """Heal the network and start the operator if it is down."""
         await self.stop(cluster)
 

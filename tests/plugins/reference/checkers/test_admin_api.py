@@ -6,7 +6,7 @@ from typing import Any
 
 from fencepost_reference.checkers.admin_api import AdminApiChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import NEMESIS, Op, OpType
 from system.wire import RpcError
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from fencepost_reference.checkers.commit_epoch import CommitEpochChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 
 from .event_runs import one_node_run
 

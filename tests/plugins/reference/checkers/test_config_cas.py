@@ -10,7 +10,7 @@ from typing import Any
 
 from fencepost_reference.checkers.config_cas import ConfigCasChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.detection import detection
 from harness.history.op import NEMESIS, Op, OpType
 

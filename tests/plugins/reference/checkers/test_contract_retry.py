@@ -7,7 +7,7 @@ from typing import Any
 
 from fencepost_reference.checkers.contract_retry import ContractRetryChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from system.operator.reconfig import COMMIT_RETRY_S
 from tests.plugins.reference.checkers.event_runs import node_runs
 

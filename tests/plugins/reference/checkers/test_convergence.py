@@ -11,7 +11,7 @@ from typing import Any
 from fencepost_reference.checkers.convergence import ConvergenceChecker
 from fencepost_reference.settle import SETTLED_FILE, settle, unsettled
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from system.wire import RpcServer
 
 

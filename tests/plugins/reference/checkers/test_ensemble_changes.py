@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fencepost_reference.checkers.ensemble_changes import EnsembleChangesChecker, expected_ensemble
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 
 from .event_runs import node_runs
 

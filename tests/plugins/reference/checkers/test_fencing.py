@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fencepost_reference.checkers.fencing import FencingChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from tests.plugins.reference.checkers.event_runs import node_runs
 from tests.plugins.reference.checkers.replica_answers import answer
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from fencepost_reference.checkers.leader_completeness import LeaderCompletenessChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 
 from .event_runs import node_runs
 

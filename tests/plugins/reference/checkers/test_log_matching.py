@@ -10,7 +10,7 @@ from typing import Any
 
 from fencepost_reference.checkers.log_matching import LogMatchingChecker, mismatch
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from system import rules
 from system.events import EventLog
 from system.replica import TabletReplica

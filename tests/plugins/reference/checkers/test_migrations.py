@@ -15,7 +15,7 @@ from typing import Any
 
 from fencepost_reference.checkers.migrations import MigrationsChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 
 from .event_runs import node_runs
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from fencepost_reference.checkers.redundancy import RedundancyChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 
 from .event_runs import one_node_run
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from fencepost_reference.checkers.replica_state import ReplicaStateChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from system.events import EventLog
 from system.replica import TabletReplica
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from fencepost_reference.checkers.self_race import SelfRaceChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from tests.plugins.reference.checkers.event_runs import node_runs
 
 T0 = 1_700_000_000.0

@@ -8,7 +8,7 @@ from typing import Any
 
 from fencepost_reference.checkers.stale_refusals import StaleRefusalsChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from tests.plugins.reference.checkers.event_runs import node_runs
 from tests.plugins.reference.checkers.replica_answers import answer as refusal
 

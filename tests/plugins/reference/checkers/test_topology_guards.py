@@ -12,7 +12,7 @@ from typing import Any
 
 from fencepost_reference.checkers.topology_guards import TopologyGuardsChecker
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 
 from .event_runs import one_node_run
 

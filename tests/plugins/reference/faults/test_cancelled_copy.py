@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from fencepost_reference.master import master_status
 
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.protocols import FaultSpec
 from tests.plugins.reference.cluster_kit import load_fault, reference_cluster, routed, whole
 
 SPEC = FaultSpec("cancelled-copy", "cancel-during-copy")
 
 
-async def _seen_alive(backend: Cluster, node: str, alive: bool, limit_s: float) -> None:
+async def _seen_alive(backend: ClusterView, node: str, alive: bool, limit_s: float) -> None:
     """Wait until the master counts ``node`` alive (or dead)."""
     deadline = time.monotonic() + limit_s
     while (await master_status(backend))["members"][node]["alive"] != alive:

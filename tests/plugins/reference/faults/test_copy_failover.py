@@ -15,7 +15,7 @@ from fencepost_reference.faults.copy_failover import COPY_DELAY_S
 from fencepost_reference.info import cluster_info
 from fencepost_reference.master import master_status
 
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.protocols import FaultSpec
 from system.admin import call
 from system.wire import Unreachable
@@ -32,7 +32,7 @@ from tests.plugins.reference.cluster_kit import (
 SPEC = FaultSpec("copy-failover", "leader-during-copy")
 
 
-async def settled(backend: Cluster, limit_s: float = 60.0) -> dict[str, Any]:
+async def settled(backend: ClusterView, limit_s: float = 60.0) -> dict[str, Any]:
     """Wait until every member is alive and every tablet has a leader, no migration and acting = up; the
     master's status."""
     deadline = time.monotonic() + limit_s
@@ -118,7 +118,7 @@ def test_a_start_cut_short_during_its_kill_still_starts_the_leader_at_the_heal(t
     asyncio.run(scenario())
 
 
-async def acts_once_the_spare_is_back(backend: Cluster, spare_name: str, why_not_at_once: str) -> None:
+async def acts_once_the_spare_is_back(backend: ClusterView, spare_name: str, why_not_at_once: str) -> None:
     """Start a window while the spare node ``spare_name`` is down: it must still be waiting a second later
     (``why_not_at_once``: what the old code did), and act on the spare once it runs again; then end it and
     heal."""

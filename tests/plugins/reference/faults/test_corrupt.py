@@ -14,9 +14,9 @@ from fencepost_reference.faults.corrupt import damage, wait_healthy
 from fencepost_reference.faults.file_damage import KINDS
 from fencepost_reference.info import cluster_info, node_uuid
 
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.config import TestConfig
-from harness.run import run_test
+from harness.launch import run_test
 from system.admin import call
 from system.client import Client
 from system.node import EXIT_DISK_LOSS
@@ -40,7 +40,7 @@ async def eventually(what: str, check: Any, timeout: float = 90.0) -> Any:
     raise AssertionError(f"timed out waiting for {what} (last error: {last})")
 
 
-async def serving_everything(backend: Cluster, node: str) -> bool:
+async def serving_everything(backend: ClusterView, node: str) -> bool:
     """The node answers under its current UUID and follows or leads every tablet again."""
     host, port = backend.address(node)
     hello = await call(host, port, "hello", {}, timeout=2.0)
@@ -92,7 +92,7 @@ async def damage_and_repair(tmp_path: Path, kind: str) -> None:
             await client.close()
 
 
-async def _found(backend: Cluster, node: str, event: str, tablet: int) -> bool:
+async def _found(backend: ClusterView, node: str, event: str, tablet: int) -> bool:
     return any(e["event"] == event and e.get("tablet") == tablet for e in node_events(backend, node))
 
 

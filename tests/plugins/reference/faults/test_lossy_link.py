@@ -11,7 +11,7 @@ from fencepost_reference.faults.lossy_link import _is_batch
 from fencepost_reference.master import master_status
 
 from harness.backends.iptables import why_unavailable
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.protocols import FaultSpec
 from tests.harness.backends.local_cluster import local_cluster
 from tests.plugins.reference.cluster_kit import cut_short_after, heal_restarts_the_one_down, load_fault
@@ -19,7 +19,7 @@ from tests.plugins.reference.cluster_kit import cut_short_after, heal_restarts_t
 WRITES = 400
 
 
-async def _until_settled(backend: Cluster) -> None:
+async def _until_settled(backend: ClusterView) -> None:
     """Wait (at most 30 s) until the master reports the tablet led, with its three members live."""
     for _ in range(60):
         st = await master_status(backend)

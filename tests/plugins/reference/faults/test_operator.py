@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
+from harness.plugin_api import CONTROL
 from harness.protocols import FaultSpec
-from harness.systems.api import CONTROL
 from system.admin import call
 from system.wire import ConnectionLost, RpcError, Unreachable
 from tests.plugins.reference.cluster_kit import load_fault, reference_cluster, routed, whole
@@ -26,11 +26,11 @@ from tests.plugins.reference.cluster_kit import load_fault, reference_cluster, r
 pytestmark = pytest.mark.slow
 
 
-def _running(cluster: Cluster) -> list[str]:
+def _running(cluster: ClusterView) -> list[str]:
     return [o for o in cluster.members(CONTROL) if cluster.processes.running(o)]
 
 
-async def _answers(cluster: Cluster, name: str, limit_s: float) -> None:
+async def _answers(cluster: ClusterView, name: str, limit_s: float) -> None:
     """Wait until operator ``name`` answers a status call."""
     host, port = cluster.address(name)
     deadline = time.monotonic() + limit_s

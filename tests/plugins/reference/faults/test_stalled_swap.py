@@ -19,15 +19,15 @@ from fencepost_reference.faults import stalled_swap
 from fencepost_reference.faults.guard import VISIBLE_S, guard_of
 from fencepost_reference.info import operator_call
 
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
+from harness.plugin_api import CONTROL
 from harness.protocols import FaultSpec
-from harness.systems.api import CONTROL
 from tests.plugins.reference.cluster_kit import load_fault, reference_cluster, rejoined, routed, whole
 
 SPEC = FaultSpec("stalled-swap", "leader-with-new-node")
 
 
-async def _operator_sees(backend: Cluster, member: str, limit_s: float) -> None:
+async def _operator_sees(backend: ClusterView, member: str, limit_s: float) -> None:
     """Wait until the active operator counts ``member`` alive."""
     deadline = time.monotonic() + limit_s
     while not (await operator_call(backend, "status", {}))["alive"].get(member):

@@ -20,10 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import UNKNOWN, CheckContext, Op
 from fencepost_reference.checkers.amnesia.evidence import load_evidence
 from fencepost_reference.checkers.amnesia.rules import RULES
-from harness.checker import UNKNOWN, CheckContext
-from harness.history.op import Op
 
 __all__ = ["AmnesiaChecker"]
 

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fencepost import NEMESIS, UNKNOWN, Op, OpType
 from fencepost_reference.checkers.dumps import node_dumps
-from harness.checker import UNKNOWN
-from harness.history.op import NEMESIS, Op, OpType
 
 
 @dataclass
@@ -61,8 +60,8 @@ def wipes_in(history: Sequence[Op]) -> list[tuple[int, str, str | None]]:
     """The disks the nemesis took away: completed fault starts that name a node ``wiped`` (a wipe) or
     ``reformatted`` (a node that refused its damaged disk and was started with ``--reformat``, as ``corrupt``'s
     deleted metadata does), with its old UUID. Either way the node has lost its disk and must come back new.
-    Before b7ef3f7 only wipes counted: at seed 1 of the default campaign at 50e9b37 a reformatted node of bug
-    ``no-uuid-check`` ran under its old UUID for the rest of the run, and no rule saw it."""
+    When only wipes counted, a reformatted node of bug ``no-uuid-check`` ran under its old UUID for the rest of
+    a run, and no rule saw it."""
     found = []
     for op in history:
         if (op.process == NEMESIS and op.f.startswith("start-") and op.type is not OpType.INVOKE

@@ -10,9 +10,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from fencepost import NEMESIS, Call, Op, OpType, pair_calls
 from fencepost_reference.checkers.amnesia.evidence import Evidence
-from harness.history.op import NEMESIS, Call, Op, OpType
-from harness.history.pairing import pair_calls
 
 Violation = dict[str, Any]
 WRITE_FS = {"write": "write", "put": "write", "cas": "cas"}
@@ -202,10 +201,10 @@ def after_the_new_disk(events: Sequence[dict[str, Any]], node: str, old: str) ->
     always starts a new UUID first, even under a bug that hands the old one back). Empty when no such
     start was logged.
 
-    Log order, not timestamps: a node's timestamps come from its own clock, which a clock fault moves. At
-    seed 9 of the clean default campaign at 3cb0304, n1 restarted under a clock 10.3 s ahead 5.7 s before
-    its wipe; its ``node_started`` was stamped after the wipe, and the rule, comparing stamps, said the
-    wiped node had come back under its old UUID."""
+    Log order, not timestamps: a node's timestamps come from its own clock, which a clock fault moves. A
+    node once restarted under a clock some seconds ahead just before its wipe; its ``node_started`` was
+    stamped after the wipe, and the rule, comparing stamps, said the wiped node had come back under its
+    old UUID."""
     own = [e for e in events if e.get("source") == node and e.get("event") in IDENTITY_EVENTS]
     seen: set[str] = set()
     ran_as_old = False

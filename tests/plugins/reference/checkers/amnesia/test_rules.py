@@ -19,7 +19,7 @@ from fencepost_reference.checkers.amnesia.rules import (
     wiped_nodes_change_identity,
 )
 
-from harness.checker import CheckContext
+from harness.checker_protocol import CheckContext
 from harness.history.op import NEMESIS, Op, OpType
 from tests.checkers.histories import CallSpec, sequential
 from tests.plugins.reference.checkers.event_runs import one_node_run

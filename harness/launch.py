@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from harness import registry
-from harness.backends.api import Backend
+from harness.backends.backend import Backend
 from harness.cluster import offered
 from harness.config import TestConfig
+from harness.lifecycle import Progress
+from harness.plugin_api import Preflight, SystemPlugin
 from harness.protocols import Nemesis, Workload
-from harness.runtime import Progress
 from harness.store import RunDir, RunStore
-from harness.systems.api import Preflight, SystemPlugin
 
 
 @dataclass
@@ -85,9 +85,9 @@ def run_test(config: TestConfig, store: str | Path, *, progress: Progress | None
     Raises:
         registry.Refused: the test asks for something its run cannot do (nothing was started).
     """
-    from harness.checking import check_run, render_report
+    from harness.after_run import check_run, render_report
+    from harness.lifecycle import execute
     from harness.logs import run_logging
-    from harness.runtime import execute
 
     p = prepared if prepared is not None else prepare(config)
     run = RunStore(store).create_run(config.name, config.to_dict())

@@ -1,7 +1,7 @@
 """Where processes run: the Backend protocol, the generic axis beside the system under test.
 
-A backend runs any system's :class:`~harness.systems.api.ProcessSpec` list (it hands the system a
-:class:`~harness.systems.api.Layout` of its own paths and addresses to build them from) and carries out
+A backend runs any system's :class:`~harness.plugin_api.ProcessSpec` list (it hands the system a
+:class:`~harness.plugin_api.Layout` of its own paths and addresses to build them from) and carries out
 the capabilities that act on processes, links, clocks and disks. Adding a system never edits a
 backend, and adding a backend never edits a system.
 """
@@ -15,7 +15,8 @@ from harness.capabilities import Clock, Disk, Network, Processes
 
 if TYPE_CHECKING:
     from harness.config import TestConfig
-    from harness.systems.api import ProcessSpec, SystemPlugin
+    from harness.plugin_api import SystemPlugin
+    from harness.process_spec import ProcessSpec
 
 
 @runtime_checkable

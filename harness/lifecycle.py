@@ -14,18 +14,18 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 
-from harness.backends.api import Backend
+from harness.backends.backend import Backend
+from harness.client_workers import Tally, client_worker, invoke_and_record
 from harness.cluster import Cluster
 from harness.config import TestConfig
 from harness.generator import RateLimiter
 from harness.history.op import FINAL_PROCESS_BASE, Op
+from harness.plugin_api import Collects, SystemPlugin
 from harness.protocols import Client, Invocation, Nemesis, Workload
 from harness.recorder import Recorder
 from harness.registry import needs_of
 from harness.schedule import ScheduledFault, nemesis_schedule
 from harness.store import RunDir
-from harness.systems.api import Collects, SystemPlugin
-from harness.workers import Tally, client_worker, invoke_and_record
 
 FINAL_PATIENCE_S = 30.0
 """How long, from the start of the final phase, a final read that does not succeed is tried again (each

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.checker import CheckContext, Checker, run_checkers
+from harness.checker_protocol import CheckContext, Checker, run_checkers
 from harness.history.op import Op
 from harness.store import RunDir
 

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from harness.cluster import Cluster
+from harness.cluster_view import ClusterView
 from harness.generator import RateLimiter
 from harness.history.op import OpType
 from harness.protocols import Client, Invocation, OpSource, Outcome, OutcomeObserver, WorkerBound
@@ -68,7 +68,7 @@ async def invoke_and_record(
 
 
 async def client_worker(
-    worker: int, concurrency: int, make_client: Callable[[], Client], source: OpSource, cluster: Cluster,
+    worker: int, concurrency: int, make_client: Callable[[], Client], source: OpSource, cluster: ClusterView,
     recorder: Recorder, limiter: RateLimiter, deadline: float, op_timeout: float, tally: Tally,
 ) -> None:
     """Run ops for ``worker`` until the monotonic ``deadline`` or the generator runs dry."""
@@ -94,7 +94,7 @@ async def client_worker(
         await holder[0].close()
 
 
-async def _open_bound(make_client: Callable[[], Client], worker: int, cluster: Cluster) -> Client:
+async def _open_bound(make_client: Callable[[], Client], worker: int, cluster: ClusterView) -> Client:
     """A new client for ``worker``, told which worker it serves if it wants to know, then opened."""
     client = make_client()
     if isinstance(client, WorkerBound):

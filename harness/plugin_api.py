@@ -19,93 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from harness.process_spec import CONTROL, NODE, ROLES, SERVICE, Layout, ProcessSpec
+
 if TYPE_CHECKING:
-    from harness.checker import Checker
-    from harness.cluster import Cluster
+    from harness.checker_protocol import Checker
+    from harness.cluster_view import ClusterView
     from harness.config import TestConfig
     from harness.protocols import Client, Nemesis, Workload
 
-NODE = "node"
-"""A data node: what faults target by default (``cluster.nodes()``)."""
-CONTROL = "control"
-"""A control-plane process: partitions may cut it off; process faults name it explicitly."""
-SERVICE = "service"
-"""Infrastructure the test needs (a metadata store, say): started first, never faulted."""
-ROLES = (NODE, CONTROL, SERVICE)
-
-
-@dataclass(frozen=True)
-class ProcessSpec:
-    """One process of the cluster, as the system describes it.
-
-    Attributes:
-        name: unique in the cluster (``n1``, ``op1``, ``master``).
-        role: :data:`NODE`, :data:`CONTROL` or :data:`SERVICE`.
-        argv: its command line, built from the layout's paths and addresses.
-        port: the port it serves on at its layout host; readiness is a TCP connection there.
-        data_dir: where it keeps its state (a layout path), or None.
-        env: extra environment variables.
-        autostart: started at setup; a standby (False) is started by a fault later.
-        ready: wait at setup until the port accepts connections.
-        observations: file names under ``data_dir`` that record what the process saw rather than its
-            state (an event log): disk faults leave them alone, and they are collected into the run.
-        shared: names of shared directories the process uses (:meth:`Layout.shared_dir`).
-        mmap: the process maps its data files into memory, so power-loss faults mount its disk in the
-            lazy filesystem's cached mode (FUSE refuses shared maps of direct-I/O files).
-    """
-
-    name: str
-    role: str
-    argv: tuple[str, ...]
-    port: int
-    data_dir: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    autostart: bool = True
-    ready: bool = True
-    observations: tuple[str, ...] = ()
-    shared: tuple[str, ...] = ()
-    mmap: bool = False
-
-
-@runtime_checkable
-class Layout(Protocol):
-    """Where a backend puts processes: the paths and addresses a system builds its process specs from."""
-
-    backend: str
-    """The backend's name (local, docker)."""
-    python: str
-    """The Python interpreter processes run with."""
-    code_root: str
-    """Where the system's code lives as its processes see it (their working directory and PYTHONPATH)."""
-
-    def host(self, name: str) -> str:
-        """The address process ``name`` binds and is reached at (its own, so partitions can cut it)."""
-        ...
-
-    def port(self, name: str, index: int = 0) -> int:
-        """A port for process ``name`` on its host (``index`` tells one process's several ports apart)."""
-        ...
-
-    def data_dir(self, name: str) -> str:
-        """Process ``name``'s own data directory, as the process sees it."""
-        ...
-
-    def shared_dir(self, key: str) -> str:
-        """A directory shared by every process that names ``key`` in its spec's ``shared``."""
-        ...
-
-    def file(self, name: str) -> str:
-        """Where every process sees the cluster-wide file ``name`` that :meth:`write_file` wrote."""
-        ...
-
-    def write_file(self, name: str, data: bytes, mode: int = 0o600) -> None:
-        """Write a cluster-wide file (a secret, a config) that every process can read at :meth:`file`."""
-        ...
-
-    def log_path(self, name: str) -> Path:
-        """Where process ``name``'s output is kept on the harness's machine."""
-        ...
-
+__all__ = [
+    "CONTROL", "NODE", "ROLES", "SERVICE", "Bug", "Collects", "DefaultCampaign", "ExplainsGaps", "GuardsWipes",
+    "HasCode", "HasMembership", "Layout", "Mutable", "Preflight", "ProcessSpec", "Recipe", "Rejoins",
+    "SystemPlugin", "Transitions",
+]
 
 @dataclass(frozen=True)
 class Recipe:
@@ -182,11 +108,11 @@ class SystemPlugin(Protocol):
         """Every process of a cluster for ``test``, in start order; writes any cluster-wide files first."""
         ...
 
-    async def ready(self, cluster: Cluster, timeout: float) -> None:
+    async def ready(self, cluster: ClusterView, timeout: float) -> None:
         """Wait until the cluster serves (every member healthy, a leader elected); raise TimeoutError."""
         ...
 
-    def client(self, workload: Workload, cluster: Cluster) -> Client:
+    def client(self, workload: Workload, cluster: ClusterView) -> Client:
         """A fresh client for one worker of ``workload``."""
         ...
 
@@ -227,7 +153,7 @@ class Preflight(Protocol):
 class GuardsWipes(Protocol):
     """A system that must not lose a member's disk at some moments (while the last one still catches up)."""
 
-    async def wipe_refusal(self, cluster: Cluster) -> str | None:
+    async def wipe_refusal(self, cluster: ClusterView) -> str | None:
         """Why no member may be wiped now, in words; None when one may."""
         ...
 
@@ -241,7 +167,7 @@ class Transitions(Protocol):
         """The kinds of transition it can observe."""
         ...
 
-    async def in_transition(self, cluster: Cluster, kind: str) -> bool:
+    async def in_transition(self, cluster: ClusterView, kind: str) -> bool:
         """Whether a transition of ``kind`` is under way now."""
         ...
 
@@ -268,7 +194,7 @@ class HasMembership(Protocol):
 class Rejoins(Protocol):
     """A system with its own step between a wipe's erase and restart (etcd: member remove, then add)."""
 
-    async def rejoin(self, cluster: Cluster, node: str) -> Sequence[str]:
+    async def rejoin(self, cluster: ClusterView, node: str) -> Sequence[str]:
         """Prepare the cluster for ``node`` to come back empty; return extra arguments for its next start."""
         ...
 
@@ -277,7 +203,7 @@ class Rejoins(Protocol):
 class Collects(Protocol):
     """A system with more to keep than its processes' logs and observation files (state dumps, say)."""
 
-    async def collect(self, cluster: Cluster, run_dir: Path) -> None:
+    async def collect(self, cluster: ClusterView, run_dir: Path) -> None:
         """Write what it keeps under ``run_dir/nodes/<name>/`` while the cluster still runs."""
         ...
 

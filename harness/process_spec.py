@@ -1,0 +1,95 @@
+"""A process of the cluster as a system describes it (:class:`ProcessSpec`), the :class:`Layout` a backend
+builds those descriptions from, and the roles a process plays.
+
+The lowest layer of the plugin contract: plain records and one protocol, importing nothing of ours, so the
+contract's other modules (:mod:`harness.plugin_api`, :mod:`harness.cluster_view`) and the backends build
+on it without an import cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+NODE = "node"
+"""A data node: what faults target by default (``cluster.nodes()``)."""
+CONTROL = "control"
+"""A control-plane process: partitions may cut it off; process faults name it explicitly."""
+SERVICE = "service"
+"""Infrastructure the test needs (a metadata store, say): started first, never faulted."""
+ROLES = (NODE, CONTROL, SERVICE)
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """One process of the cluster, as the system describes it.
+
+    Attributes:
+        name: unique in the cluster (``n1``, ``op1``, ``master``).
+        role: :data:`NODE`, :data:`CONTROL` or :data:`SERVICE`.
+        argv: its command line, built from the layout's paths and addresses.
+        port: the port it serves on at its layout host; readiness is a TCP connection there.
+        data_dir: where it keeps its state (a layout path), or None.
+        env: extra environment variables.
+        autostart: started at setup; a standby (False) is started by a fault later.
+        ready: wait at setup until the port accepts connections.
+        observations: file names under ``data_dir`` that record what the process saw rather than its
+            state (an event log): disk faults leave them alone, and they are collected into the run.
+        shared: names of shared directories the process uses (:meth:`Layout.shared_dir`).
+        mmap: the process maps its data files into memory, so power-loss faults mount its disk in the
+            lazy filesystem's cached mode (FUSE refuses shared maps of direct-I/O files).
+    """
+
+    name: str
+    role: str
+    argv: tuple[str, ...]
+    port: int
+    data_dir: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    autostart: bool = True
+    ready: bool = True
+    observations: tuple[str, ...] = ()
+    shared: tuple[str, ...] = ()
+    mmap: bool = False
+
+
+@runtime_checkable
+class Layout(Protocol):
+    """Where a backend puts processes: the paths and addresses a system builds its process specs from."""
+
+    backend: str
+    """The backend's name (local, docker)."""
+    python: str
+    """The Python interpreter processes run with."""
+    code_root: str
+    """Where the system's code lives as its processes see it (their working directory and PYTHONPATH)."""
+
+    def host(self, name: str) -> str:
+        """The address process ``name`` binds and is reached at (its own, so partitions can cut it)."""
+        ...
+
+    def port(self, name: str, index: int = 0) -> int:
+        """A port for process ``name`` on its host (``index`` tells one process's several ports apart)."""
+        ...
+
+    def data_dir(self, name: str) -> str:
+        """Process ``name``'s own data directory, as the process sees it."""
+        ...
+
+    def shared_dir(self, key: str) -> str:
+        """A directory shared by every process that names ``key`` in its spec's ``shared``."""
+        ...
+
+    def file(self, name: str) -> str:
+        """Where every process sees the cluster-wide file ``name`` that :meth:`write_file` wrote."""
+        ...
+
+    def write_file(self, name: str, data: bytes, mode: int = 0o600) -> None:
+        """Write a cluster-wide file (a secret, a config) that every process can read at :meth:`file`."""
+        ...
+
+    def log_path(self, name: str) -> Path:
+        """Where process ``name``'s output is kept on the harness's machine."""
+        ...
