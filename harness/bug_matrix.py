@@ -92,9 +92,12 @@ def plan(bugs: Sequence[str], seeds: Sequence[int], *, clean: bool = True, with_
 
 
 def config_for(bug: str | None, recipe: Recipe, recipe_of: str, seed: int, *, backend: str, campaign: str,
-               time_limit: float | None = None, system: str = "reference") -> TestConfig:
-    """The TestConfig of one matrix run: ``recipe`` (the recipe of bug ``recipe_of``) with ``bug`` or none."""
+               time_limit: float | None = None, system: str = "",
+               options: Mapping[str, Any] | None = None) -> TestConfig:
+    """The TestConfig of one matrix run: ``recipe`` (the recipe of bug ``recipe_of``) with ``bug`` or none;
+    ``options`` (the system's) over the recipe's own."""
     fields = recipe.config_fields()
+    fields["options"] = {**fields.get("options", {}), **(options or {})}
     if time_limit is not None:
         fields["time_limit"] = time_limit
     case = bug if bug is not None else f"{CLEAN} ({recipe_of})"
@@ -103,25 +106,27 @@ def config_for(bug: str | None, recipe: Recipe, recipe_of: str, seed: int, *, ba
 
 
 def default_config(bug: str | None, seed: int, *, backend: str, campaign: str, time_limit: float | None = None,
-                   system: str = "reference", workload: str = "register") -> TestConfig:
+                   system: str = "", workload: str = "register",
+                   options: Mapping[str, Any] | None = None) -> TestConfig:
     """The TestConfig of one matrix run of the system's default campaign (no recipe) with ``bug`` or none."""
     from harness.mix import default_campaign
 
     case = bug if bug is not None else f"{CLEAN} ({DEFAULT})"
     config = TestConfig(system=system, workload=workload, backend=backend, seed=seed, bug=[bug] if bug else [],
-                        time_limit=time_limit or DEFAULT_TIME_LIMIT,
+                        time_limit=time_limit or DEFAULT_TIME_LIMIT, options=dict(options or {}),
                         extra={"campaign": campaign, "case": case, "matrix": {"bug": bug, "recipe": DEFAULT}})
     return default_campaign(config, frozenset({"time_limit"}))
 
 
 def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, recipes: Mapping[str, Recipe],
-               system: str = "reference", backend: str = "local", clean: bool = True,
+               system: str = "", backend: str = "local", clean: bool = True,
                time_limit: float | None = None, campaign: str | None = None,
                on_cell: Callable[[Cell], None] | None = None, with_bugs: bool = True,
-               default_workload: str | None = None) -> list[Cell]:
+               default_workload: str | None = None, options: Mapping[str, Any] | None = None) -> list[Cell]:
     """Run the matrix of ``system``'s bugs (``recipes``: each bug's recipe) one run at a time; call
     ``on_cell`` after each. With ``default_workload``, every run is the system's default campaign on that
-    workload instead of a recipe (the clean system once per seed). KeyboardInterrupt propagates."""
+    workload instead of a recipe (the clean system once per seed). ``options`` (the system's own) go to
+    every run. KeyboardInterrupt propagates."""
     from harness.launch import run_test
 
     campaign = campaign or time.strftime("matrix-%Y%m%dT%H%M%S", time.gmtime())
@@ -134,10 +139,10 @@ def run_matrix(bugs: Sequence[str], seeds: Sequence[int], store: str | Path, *, 
     for bug, recipe_of, seed in runs:
         if default_workload is None:
             config = config_for(bug, recipes[recipe_of], recipe_of, seed, backend=backend, campaign=campaign,
-                                time_limit=time_limit, system=system)
+                                time_limit=time_limit, system=system, options=options)
         else:
             config = default_config(bug, seed, backend=backend, campaign=campaign, time_limit=time_limit,
-                                    system=system, workload=default_workload)
+                                    system=system, workload=default_workload, options=options)
         started, before = time.monotonic(), RunStore(store).latest()
         try:
             outcome = run_test(config, store)

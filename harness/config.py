@@ -13,11 +13,11 @@ class TestConfig:
     """Everything that defines a test run; stored whole as the run's test.json.
 
     Attributes:
-        system: the system under test (an installed plugin, ``fencepost systems``).
+        system: the system under test (an installed plugin, ``fencepost systems``); "" for the default one
+            (:func:`harness.system_choice.default_system`), which the config then names.
         workload: register, log, set or bank.
         nemesis: fault package names; empty for no faults.
         nodes: number of data nodes.
-        tablets: number of shards, for systems that have them (the reference system's tablets).
         backend: where the processes run: local or docker.
         time_limit: seconds of the main phase.
         concurrency: client workers.
@@ -27,16 +27,18 @@ class TestConfig:
         recovery: seconds to let the system recover after healing, before the final reads.
         bug: the system's known-unsafe modes to switch on (``--list-bugs``).
         name: the test's name in the run store.
+        options: the system's own options by name (``--option NAME=VALUE``), as its plugin declares them
+            (:class:`harness.plugin_api.SystemOption`; ``fencepost systems`` lists them). A run fills in the
+            declared defaults, so test.json holds every option it ran with.
         extra: free-form settings for backends and packages.
     """
 
     __test__ = False  # not a pytest test class
 
-    system: str = "reference"
+    system: str = ""
     workload: str = "register"
     nemesis: list[str] = field(default_factory=list)
     nodes: int = 3
-    tablets: int = 4
     backend: str = "local"
     time_limit: float = 30.0
     concurrency: int = 10
@@ -46,9 +48,14 @@ class TestConfig:
     recovery: float = 5.0
     bug: list[str] = field(default_factory=list)
     name: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if not self.system:
+            from harness.system_choice import default_system
+
+            self.system = default_system()
         if not self.name:
             faults = "+".join(self.nemesis) if self.nemesis else "none"
             bug = f"-bug-{'+'.join(self.bug)}" if self.bug else ""

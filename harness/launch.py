@@ -63,10 +63,12 @@ def prepare(config: TestConfig, *, system: SystemPlugin | None = None, backend: 
     config (tests pass :mod:`harness.testing`'s fake system and memory backend this way).
 
     Raises:
-        registry.Refused: an unknown name, an unsupported workload, or a fault needing a missing capability.
+        registry.Refused: an unknown name or system option, an unsupported workload, or a fault needing a
+            missing capability.
     """
     system = system if system is not None else registry.load_system(config.system)
     backend = backend if backend is not None else registry.load_backend(config.backend)
+    config.options = registry.resolve_options(system, config.options)
     workload = registry.load_workload(config.workload, config)
     packages = {name: registry.load_nemesis(name, system) for name in config.nemesis}
     registry.refuse_unsupported(system, offered(system, backend), packages, workload, backend.unavailable)

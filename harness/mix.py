@@ -53,9 +53,10 @@ TRIGGER_SHARE = 0.35
 TARGET_WEIGHTS: Mapping[str, float] = {"leader": 3.0, "leader-alone": 3.0, "leader+control": 3.0, "majority": 2.0,
                                        "all": 2.0, "minority": 1.0, "one": 1.0}
 """How much more often the targets that matter come up (1 for any target not named)."""
-BLUNT = frozenset({"kill", "pause", "partition", "clock", "lose-unsynced", "wipe", "membership"})
-"""The generic packages; every other package aims at one protocol window and weighs ``AIMED_WEIGHT``."""
+GENERIC_WEIGHT = 1.0
+"""The weight of a generic package (one whose ``generic`` attribute is true: a fault of any system)."""
 AIMED_WEIGHT = 2.0
+"""The weight of every other package: it aims at one protocol window, which random faults rarely hit."""
 
 
 def weighted(rng: random.Random, choices: Sequence[tuple[str, float]]) -> str:
@@ -92,9 +93,12 @@ def target_choices(package: Nemesis) -> list[tuple[str, float]]:
 
 
 def package_weight(name: str, package: Nemesis) -> float:
-    """How often a package comes up: its own ``mix_weight`` if it has one, else by whether it is aimed."""
+    """How often a package comes up: its own ``mix_weight`` if it has one, else by whether it is generic
+    (its ``generic`` attribute) or aimed."""
     own = getattr(package, "mix_weight", None)
-    return float(own) if own is not None else (1.0 if name in BLUNT else AIMED_WEIGHT)
+    if own is not None:
+        return float(own)
+    return GENERIC_WEIGHT if getattr(package, "generic", False) else AIMED_WEIGHT
 
 
 def mixed_schedule(seed: int, packages: Mapping[str, Nemesis], time_limit: float, interval: float,

@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from harness.protocols import Client, Nemesis, Workload
 
 __all__ = [
-    "CONTROL", "NODE", "ROLES", "SERVICE", "Bug", "Collects", "DefaultCampaign", "ExplainsGaps", "GuardsWipes",
-    "HasCode", "HasMembership", "Layout", "Mutable", "Preflight", "ProcessSpec", "Recipe", "Rejoins",
-    "SystemPlugin", "Transitions",
+    "CONTROL", "NODE", "ROLES", "SERVICE", "Bug", "Collects", "DeclaresRoles", "DefaultCampaign", "ExplainsGaps",
+    "GuardsWipes", "HasCode", "HasMembership", "HasOptions", "ImagePackages", "Layout", "Mutable", "Preflight",
+    "ProcessSpec", "Recipe", "Rejoins", "SystemOption", "SystemPlugin", "Transitions", "declared_roles",
 ]
 
 @dataclass(frozen=True)
@@ -215,6 +215,83 @@ class HasCode(Protocol):
     def code(self) -> Mapping[str, Path]:
         """Its code folders, each by its path relative to the code root (``{"system": .../system}``): the
         local backend runs them in place, and the docker backend copies them into its image."""
+        ...
+
+
+@dataclass(frozen=True)
+class SystemOption:
+    """One option a system declares for its tests (``--option NAME=VALUE``; :attr:`TestConfig.options`).
+
+    Attributes:
+        name: what ``--option`` takes before the ``=``.
+        default: the value a test runs with when the option is not given; its type (bool, int, float or
+            str) is the option's.
+        help: one line for ``fencepost systems``.
+    """
+
+    name: str
+    default: bool | int | float | str
+    help: str = ""
+
+    def parse(self, value: Any) -> bool | int | float | str:
+        """``value`` (text from a command line, or a value from a config) as the option's type.
+
+        Raises:
+            ValueError: it is not one, in words.
+        """
+        kind = type(self.default)
+        if isinstance(value, kind) and not (kind is not bool and isinstance(value, bool)):
+            return value
+        text = str(value).strip()
+        if kind is bool:
+            if text.lower() in ("1", "true", "yes", "on"):
+                return True
+            if text.lower() in ("0", "false", "no", "off"):
+                return False
+        else:
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+        article = "an" if kind is int else "a"
+        raise ValueError(f"option {self.name} takes {article} {kind.__name__}, not {text!r}")
+
+
+@runtime_checkable
+class HasOptions(Protocol):
+    """A system with options of its own (the reference store's number of tablets)."""
+
+    def options(self) -> Sequence[SystemOption]:
+        """The options its tests take, each with its default."""
+        ...
+
+
+@runtime_checkable
+class DeclaresRoles(Protocol):
+    """A system that says which roles its processes play (:data:`NODE`, :data:`CONTROL`, :data:`SERVICE`).
+
+    A system that does not say runs data nodes only; fault packages offer targets by what is declared (the
+    leader together with the control plane only where there is one).
+    """
+
+    @property
+    def roles(self) -> frozenset[str]:
+        """The roles its clusters' processes play."""
+        ...
+
+
+def declared_roles(system: object) -> frozenset[str]:
+    """The roles ``system``'s processes play: what it declares (:class:`DeclaresRoles`), else data nodes only."""
+    return frozenset(system.roles) if isinstance(system, DeclaresRoles) else frozenset({NODE})
+
+
+@runtime_checkable
+class ImagePackages(Protocol):
+    """A system whose processes need Debian packages in the Docker backend's node image (a server binary,
+    say: etcd's plugin asks for ``etcd-server``)."""
+
+    def image_packages(self) -> Sequence[str]:
+        """Debian package names, installed on top of the image's python3, iptables and iproute2."""
         ...
 
 

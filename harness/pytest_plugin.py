@@ -1,7 +1,8 @@
 """Fencepost's pytest plugin, registered through the ``pytest11`` entry point.
 
-Options: ``--fencepost-system``, ``--fencepost-backend``, ``--fencepost-time-limit``, ``--fencepost-store``,
-``--fencepost-nightly`` (tests marked ``nightly`` are skipped without it).
+Options: ``--fencepost-system``, ``--fencepost-option NAME=VALUE`` (the system's own options, as
+``fencepost test --option`` takes them), ``--fencepost-backend``, ``--fencepost-time-limit``,
+``--fencepost-store``, ``--fencepost-nightly`` (tests marked ``nightly`` are skipped without it).
 Fixtures: ``cluster`` (a running, ready :class:`harness.cluster.Cluster` of the chosen system on the
 chosen backend), ``run_test`` (runs a test config and returns its :class:`harness.launch.RunOutcome`) and
 ``campaign_settings`` (the options and campaign id, for tests that drive runs themselves, such as the bug
@@ -19,7 +20,7 @@ A campaign is a parametrized matrix of workload x nemesis::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fencepost", "Fencepost fault campaigns")
     group.addoption("--fencepost-system", default=None,
                     help="system under test for campaign tests (`fencepost systems`; default: each test's own, "
-                         "else reference)")
+                         "else as `fencepost test` chooses it)")
+    group.addoption("--fencepost-option", action="append", default=[], metavar="NAME=VALUE",
+                    help="one of the system's own options for campaign tests (repeatable)")
     group.addoption("--fencepost-backend", default="local",
                     help="backend for campaign tests: local or docker")
     group.addoption("--fencepost-time-limit", type=float, default=None,
@@ -100,7 +103,8 @@ def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]
     from harness.config import TestConfig
 
     opts = request.config.option
-    test = TestConfig(system=opts.fencepost_system or registry.DEFAULT_SYSTEM, backend=opts.fencepost_backend)
+    test = TestConfig(system=opts.fencepost_system or registry.default_system(), backend=opts.fencepost_backend,
+                      options=registry.parse_option_args(opts.fencepost_option))
     c = Cluster(test, registry.load_system(test.system), registry.load_backend(test.backend))
     try:
         asyncio.run(c.start(tmp_path / "cluster"))
@@ -119,13 +123,15 @@ class CampaignSettings:
         store: the run store.
         time_limit: the override of each test's own time limit, if given.
         campaign: the campaign id runs should carry, so the store's index groups them.
+        options: the system's own options (``--fencepost-option``), as text.
     """
 
     backend: str
     store: Path
     time_limit: float | None
     campaign: str
-    system: str = "reference"
+    system: str = ""
+    options: dict[str, str] = field(default_factory=dict)
 
 
 @pytest.fixture
@@ -133,16 +139,21 @@ def campaign_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Campaig
     """The backend, store, time limit override and campaign id for tests that drive runs themselves."""
     opts = request.config.option
     store = Path(opts.fencepost_store) if opts.fencepost_store else tmp_path / "store"
+    from harness import registry
+
     return CampaignSettings(opts.fencepost_backend, store, opts.fencepost_time_limit, _campaign_id(request),
-                            opts.fencepost_system or "reference")
+                            opts.fencepost_system or registry.default_system(),
+                            registry.parse_option_args(opts.fencepost_option))
 
 
 @pytest.fixture
 def run_test(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., RunOutcome]:
     """A function that runs a test from ``TestConfig`` fields and returns its outcome.
 
-    The backend, time limit and store come from the ``--fencepost-*`` options when given.
+    The backend, time limit, store and system options come from the ``--fencepost-*`` options when given
+    (a system option given there wins over the test's own).
     """
+    from harness import registry
     from harness.config import TestConfig
     from harness.launch import run_test as run
 
@@ -156,6 +167,7 @@ def run_test(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., Ru
             fields.setdefault("system", opts.fencepost_system)
         if opts.fencepost_time_limit is not None:
             fields["time_limit"] = opts.fencepost_time_limit
+        fields["options"] = {**(fields.get("options") or {}), **registry.parse_option_args(opts.fencepost_option)}
         extra = dict(fields.pop("extra", {}) or {})
         extra.setdefault("campaign", campaign)
         extra.setdefault("case", request.node.name)

@@ -24,14 +24,14 @@ package of the same name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from harness.capabilities import CAPABILITIES
 from harness.checker_protocol import Checker
 from harness.config import TestConfig
-from harness.plugin_api import ExplainsGaps, SystemPlugin
+from harness.plugin_api import ExplainsGaps, HasOptions, SystemOption, SystemPlugin
 from harness.protocols import Nemesis, Workload
 
 SYSTEMS = "fencepost.systems"
@@ -43,7 +43,6 @@ MODELS = "fencepost.models"
 COMMANDS = "fencepost.commands"
 REPORTS = "fencepost.reports"
 BENCHES = "fencepost.benches"
-DEFAULT_SYSTEM = "reference"
 
 
 class Refused(ValueError):
@@ -72,16 +71,70 @@ def system_names() -> list[str]:
     return sorted(group(SYSTEMS))
 
 
-def load_system(name: str = DEFAULT_SYSTEM) -> SystemPlugin:
-    """A fresh plugin instance of system ``name`` (one per run: it may keep the run's state).
+def default_system() -> str:
+    """The system to run when none is named (:func:`harness.system_choice.default_system`).
 
     Raises:
-        Refused: there is no such system.
+        Refused: none is configured and not exactly one is installed.
     """
+    from harness.system_choice import NoSystemChosen
+    from harness.system_choice import default_system as choose
+
+    try:
+        return choose()
+    except NoSystemChosen as e:
+        raise Refused(str(e)) from None
+
+
+def load_system(name: str | None = None) -> SystemPlugin:
+    """A fresh plugin instance of system ``name`` (one per run: it may keep the run's state); with None or
+    "", the default system (:func:`default_system`).
+
+    Raises:
+        Refused: there is no such system, or none was named and none can be chosen.
+    """
+    name = name or default_system()
     plugin = _load(SYSTEMS, "system", name)()
     if not isinstance(plugin, SystemPlugin):
         raise Refused(f"system {name!r} does not satisfy the SystemPlugin protocol (harness.plugin_api)")
     return plugin
+
+
+def system_options(system: SystemPlugin) -> dict[str, SystemOption]:
+    """The options ``system`` declares (:class:`harness.plugin_api.HasOptions`), by name."""
+    return {o.name: o for o in system.options()} if isinstance(system, HasOptions) else {}
+
+
+def resolve_options(system: SystemPlugin, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Every option ``system`` declares, at its default unless ``given`` (text or values) names it.
+
+    Raises:
+        Refused: ``given`` names an option the system does not declare, or a value of the wrong type.
+    """
+    declared = system_options(system)
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        offered = ", ".join(sorted(declared)) or "none"
+        raise Refused(f"system {system.name} has no option {', '.join(unknown)}; its options: {offered}")
+    try:
+        return {name: o.parse(given[name]) if name in given else o.default for name, o in declared.items()}
+    except ValueError as e:
+        raise Refused(str(e)) from None
+
+
+def parse_option_args(args: Sequence[str]) -> dict[str, str]:
+    """``NAME=VALUE`` command-line arguments (``--option``) as a mapping; a later one wins.
+
+    Raises:
+        Refused: an argument has no ``=`` or no name.
+    """
+    out: dict[str, str] = {}
+    for arg in args:
+        name, sep, value = arg.partition("=")
+        if not sep or not name.strip():
+            raise Refused(f"--option takes NAME=VALUE, not {arg!r}")
+        out[name.strip()] = value
+    return out
 
 
 # --- backends ---------------------------------------------------------------------------------------

@@ -73,6 +73,8 @@ class ClockNemesis:
     name = "clock"
     color = "#2a9d8f"
     needs = frozenset({CLOCK})
+    generic = True
+    """A fault of any system, not aimed at one protocol window: the default campaign weighs it 1."""
 
     def __init__(self) -> None:
         self._touched: set[str] = set()

@@ -28,6 +28,8 @@ class LoseUnsyncedNemesis:
     name = "lose-unsynced"
     color = "#bc6c25"
     needs = frozenset({PROCESSES, POWER_LOSS})
+    generic = True
+    """A fault of any system, not aimed at one protocol window: the default campaign weighs it 1."""
     """The backend must put node data on the lazy filesystem."""
 
     def targets(self) -> Sequence[str]:

@@ -24,6 +24,8 @@ class MembershipNemesis:
     name = "membership"
     color = "#7d5ba6"
     needs = frozenset({MEMBERSHIP})
+    generic = True
+    """A fault of any system, not aimed at one protocol window: the default campaign weighs it 1."""
 
     def __init__(self, changes: Sequence[str] = ()) -> None:
         self._changes = tuple(changes)

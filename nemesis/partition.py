@@ -98,6 +98,8 @@ class PartitionNemesis:
     name = "partition"
     color = "#7b2cbf"
     needs = frozenset({NETWORK})
+    generic = True
+    """A fault of any system, not aimed at one protocol window: the default campaign weighs it 1."""
     mix_targets = tuple(DEPOSED if t == "leader-alone" else t for t in TARGETS)
     mix_weight = PARTITION_WEIGHT
     weights = {DEPOSED: 12.0}

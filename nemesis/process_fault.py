@@ -12,6 +12,8 @@ from typing import Any
 
 from harness.capabilities import PROCESSES
 from harness.cluster_view import ClusterView
+from harness.plugin_api import declared_roles
+from harness.process_spec import CONTROL
 from harness.protocols import FaultSpec
 from harness.targets import LEADER_AND_CONTROL, PROCESS_TARGETS, choose_nodes
 
@@ -30,8 +32,11 @@ class ProcessFault:
     """
 
     needs = frozenset({PROCESSES})
-    mix_targets = (*PROCESS_TARGETS, LEADER_AND_CONTROL)
-    """The default campaign's targets: also the leader together with the control plane."""
+    generic = True
+    """A fault of any system, not aimed at one protocol window: the default campaign weighs it 1."""
+    mix_targets: tuple[str, ...] = (*PROCESS_TARGETS, LEADER_AND_CONTROL)
+    """The default campaign's targets: also the leader together with the control plane, for a system that has
+    one (:meth:`for_system`)."""
 
     def __init__(self, name: str, color: str, do: Action, undo: Action, did: str, undone: str) -> None:
         self.name = name
@@ -39,6 +44,12 @@ class ProcessFault:
         self._do, self._undo = do, undo
         self._did, self._undone = did, undone
         self._affected: list[str] = []
+
+    def for_system(self, system: object) -> None:
+        """Offer the default campaign the leader with the control plane only if ``system`` declares a control
+        plane (:func:`harness.plugin_api.declared_roles`)."""
+        if CONTROL not in declared_roles(system):
+            self.mix_targets = PROCESS_TARGETS
 
     def targets(self) -> Sequence[str]:
         """one, minority, majority, all, or the leader."""

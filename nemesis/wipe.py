@@ -24,6 +24,8 @@ class WipeNemesis:
     name = "wipe"
     color = "#2e86ab"
     needs = frozenset({PROCESSES, DISK})
+    generic = True
+    """A fault of any system, not aimed at one protocol window: the default campaign weighs it 1."""
 
     def targets(self) -> Sequence[str]:
         """Only one node at a time."""

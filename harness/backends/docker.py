@@ -1,8 +1,8 @@
 """The docker backend: any system's processes as containers on a network of the test's own.
 
 One container per process spec, from the node image (:mod:`harness.backends.image`: the system's code
-on a base with python3, iptables and etcd), on a bridge network ``fp-<run id>`` with a /24 of its own
-(:mod:`harness.backends.docker_layout`). Every container has a fixed address there, kept across kills
+on a base with python3, iptables and the system's own packages), on a bridge network ``fp-<run id>`` with
+a /24 of its own (:mod:`harness.backends.docker_layout`). Every container has a fixed address there, kept across kills
 and wipes; the harness reaches them at those addresses, which the host routes to on Linux, so no port
 is published. Containers are started through testcontainers and waited for with its wait strategies.
 
@@ -33,7 +33,7 @@ from harness.backends import docker_objects as objs
 from harness.backends import observations
 from harness.backends.docker_disk import edit_data, save_logs
 from harness.backends.docker_layout import DockerLayout
-from harness.plugin_api import SERVICE, HasCode, ProcessSpec
+from harness.plugin_api import SERVICE, HasCode, ImagePackages, ProcessSpec
 
 if TYPE_CHECKING:
     from harness.config import TestConfig
@@ -122,7 +122,9 @@ class DockerBackend:
 
         assert self._run_dir is not None
         code = system.code() if isinstance(system, HasCode) else {}
-        self.image = self.image or ensure_image(code, say=lambda line: log.info("image: %s", line))
+        packages = system.image_packages() if isinstance(system, ImagePackages) else ()
+        self.image = self.image or ensure_image(code, say=lambda line: log.info("image: %s", line),
+                                                packages=packages)
         self._check_open()
         self._client = docker.from_env(timeout=120)
         self._network, subnet = objs.create_network(self._client, f"fp-{self.run_id}", self.run_id)

@@ -1,9 +1,10 @@
-"""The docker backend's node image: the system's code on a base with python3, iptables, iproute2 and etcd.
+"""The docker backend's node image: the system's code on a base with python3, iptables, iproute2 and the
+Debian packages the system asks for (:class:`harness.plugin_api.ImagePackages`: etcd-server, say).
 
 The image is tagged ``fencepost-node:<hash>``, the hash being over every ``system/**/*.py`` file (path
 and bytes) and the package list, so it is rebuilt only when the system's code (or that list) changes.
 Its base is either an image from a registry (``python:3.11-slim`` unless named otherwise; iptables,
-iproute2 and etcd are installed on top), or, when no registry answers, a minimal Debian made here with
+iproute2 and the system's packages are installed on top), or, when no registry answers, a minimal Debian made here with
 debootstrap from the mirror apt already uses and loaded with ``docker import``
 (``fencepost-base:<suite>-<hash>``, cached like the node image).
 """
@@ -21,7 +22,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from tarfile import TarInfo
@@ -32,7 +33,8 @@ CODE_ROOT = "/opt/fencepost"
 NODE_REPO = "fencepost-node"
 BASE_REPO = "fencepost-base"
 SUITE = "bookworm"
-PACKAGES = ("python3", "iptables", "iproute2", "etcd-server")  # etcd: for the etcd metadata store
+BASE_PACKAGES = ("python3", "iptables", "iproute2")
+"""What every node image has: the interpreter the harness's own helpers run with, and the network tools."""
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 REGISTRY = ("registry-1.docker.io", 443)
 LABEL = "fencepost.image"
@@ -63,23 +65,28 @@ def code_files(code: Mapping[str, Path]) -> list[tuple[str, Path]]:
     return sorted(files)
 
 
-def code_hash(code: Mapping[str, Path]) -> str:
+def packages_for(extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """The image's Debian packages: :data:`BASE_PACKAGES`, then ``extra`` (a system's) in order, each once."""
+    return tuple(dict.fromkeys((*BASE_PACKAGES, *extra)))
+
+
+def code_hash(code: Mapping[str, Path], packages: Sequence[str] = BASE_PACKAGES) -> str:
     """12 hex digits over every file of the code folders (path in the image and content) and the package list."""
-    h = hashlib.sha256(" ".join(PACKAGES).encode() + b"\0")
+    h = hashlib.sha256(" ".join(packages).encode() + b"\0")
     for arcname, path in code_files(code):
         h.update(arcname.encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
     return h.hexdigest()[:12]
 
 
-def node_tag(code: Mapping[str, Path]) -> str:
-    """The node image tag for the code as it is now."""
-    return f"{NODE_REPO}:{code_hash(code)}"
+def node_tag(code: Mapping[str, Path], packages: Sequence[str] = BASE_PACKAGES) -> str:
+    """The node image tag for the code as it is now, on a base with ``packages``."""
+    return f"{NODE_REPO}:{code_hash(code, packages)}"
 
 
-def base_tag() -> str:
+def base_tag(packages: Sequence[str] = BASE_PACKAGES) -> str:
     """The tag of the debootstrapped base (changes only with the suite or the package list)."""
-    digest = hashlib.sha256(" ".join((SUITE, *PACKAGES)).encode()).hexdigest()[:8]
+    digest = hashlib.sha256(" ".join((SUITE, *packages)).encode()).hexdigest()[:8]
     return f"{BASE_REPO}:{SUITE}-{digest}"
 
 
@@ -114,8 +121,9 @@ def _has_image(client: Any, tag: str) -> bool:
     return True
 
 
-def _dockerfile(base: str, online: bool) -> str:
-    install = ("RUN apt-get update && apt-get install -y --no-install-recommends iptables iproute2 etcd-server "
+def _dockerfile(base: str, online: bool, packages: Sequence[str]) -> str:
+    wanted = " ".join(p for p in packages if p != "python3")  # a registry base brings its own python3
+    install = (f"RUN apt-get update && apt-get install -y --no-install-recommends {wanted} "
                "&& rm -rf /var/lib/apt/lists/*\n") if online else ""
     return (f"FROM {base}\n{install}"
             f"COPY code {CODE_ROOT}\n"
@@ -124,11 +132,11 @@ def _dockerfile(base: str, online: bool) -> str:
             'CMD ["python3", "-c", "pass"]\n')
 
 
-def _context(base: str, online: bool, code: Mapping[str, Path]) -> bytes:
+def _context(base: str, online: bool, code: Mapping[str, Path], packages: Sequence[str]) -> bytes:
     """The build context as a tar: the Dockerfile and the code folders under ``code/``."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        data = _dockerfile(base, online).encode()
+        data = _dockerfile(base, online, packages).encode()
         info = tarfile.TarInfo("Dockerfile")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
@@ -141,9 +149,9 @@ def _context(base: str, online: bool, code: Mapping[str, Path]) -> bytes:
     return buf.getvalue()
 
 
-def debootstrap_base(client: Any, say: Say) -> str:
-    """Make the minimal Debian base with debootstrap and ``docker import`` it (cached by tag)."""
-    tag = base_tag()
+def debootstrap_base(client: Any, say: Say, packages: Sequence[str] = BASE_PACKAGES) -> str:
+    """Make the minimal Debian base with ``packages`` with debootstrap and ``docker import`` it (cached by tag)."""
+    tag = base_tag(packages)
     if _has_image(client, tag):
         say(f"base {tag} is already built")
         return tag
@@ -152,10 +160,10 @@ def debootstrap_base(client: Any, say: Say) -> str:
     if os.geteuid() != 0:
         raise ImageBuildError("building the offline base with debootstrap needs root")
     mirror = apt_mirror()
-    say(f"debootstrap {SUITE} (minbase, {', '.join(PACKAGES)}) from {mirror}")
+    say(f"debootstrap {SUITE} (minbase, {', '.join(packages)}) from {mirror}")
     with tempfile.TemporaryDirectory(prefix="fencepost-rootfs-", dir="/var/tmp") as tmp:
         rootfs = Path(tmp) / "rootfs"
-        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(rootfs), mirror]
+        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(packages)}", SUITE, str(rootfs), mirror]
         try:
             result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         except subprocess.TimeoutExpired:
@@ -210,23 +218,26 @@ def docker_client() -> Iterator[Any]:
 
 
 def build_image(code: Mapping[str, Path], base: str = "python:3.11-slim", offline: bool = False,
-                say: Say | None = None, force: bool = False) -> BuiltImage:
-    """Build the node image for ``code`` (a system's code folders) unless it exists; return what was done."""
+                say: Say | None = None, force: bool = False, packages: Sequence[str] = ()) -> BuiltImage:
+    """Build the node image for ``code`` (a system's code folders), with the system's Debian ``packages`` on
+    top of :data:`BASE_PACKAGES`, unless it exists; return what was done."""
     out: Say = say or (lambda _line: None)
     started = time.monotonic()
-    tag = node_tag(code)
+    wanted = packages_for(packages)
+    tag = node_tag(code, wanted)
     with docker_client() as client:
         if not force and _has_image(client, tag):
             return BuiltImage(tag, False, "", time.monotonic() - started)
         chosen = None if offline else _online_base(client, base, out)
         online = chosen is not None
         if chosen is None:
-            chosen = debootstrap_base(client, out)
+            chosen = debootstrap_base(client, out, wanted)
         out(f"building {tag} from {chosen}")
         try:
             # The low-level call: the high-level one leaves its build-log stream unclosed.
-            stream = client.api.build(fileobj=io.BytesIO(_context(chosen, online, code)), custom_context=True, tag=tag,
-                                      rm=True, forcerm=True, labels={LABEL: "node"}, decode=True)
+            context = _context(chosen, online, code, wanted)
+            stream = client.api.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag, rm=True,
+                                      forcerm=True, labels={LABEL: "node"}, decode=True)
             errors = [chunk["error"] for chunk in stream if "error" in chunk]
         except Exception as e:
             raise ImageBuildError(f"docker build of {tag} failed: {e}") from None
@@ -235,6 +246,7 @@ def build_image(code: Mapping[str, Path], base: str = "python:3.11-slim", offlin
     return BuiltImage(tag, True, chosen, time.monotonic() - started)
 
 
-def ensure_image(code: Mapping[str, Path], say: Say | None = None) -> str:
-    """The node image tag for ``code`` as it is now, building it first if needed."""
-    return build_image(code, say=say).tag
+def ensure_image(code: Mapping[str, Path], say: Say | None = None, packages: Sequence[str] = ()) -> str:
+    """The node image tag for ``code`` and the system's ``packages`` as they are now, building it first if
+    needed."""
+    return build_image(code, say=say, packages=packages).tag

@@ -42,7 +42,10 @@ def page_title(system: str, backend: str, default_workload: str | None, clean_on
 @click.option("--bug", "bugs", multiple=True, help="a bug to include (repeatable; default: every bug)")
 @click.option("--seeds", type=click.IntRange(1, 1000), default=10, show_default=True, help="seeds per bug")
 @click.option("--first-seed", type=int, default=1, show_default=True, help="seeds are first-seed, first-seed+1, ...")
-@click.option("--system", default="reference", show_default=True, help="the system under test (`fencepost systems`)")
+@click.option("--system", default=None,
+              help="the system under test (`fencepost systems`; default: as `fencepost test` chooses it)")
+@click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
+              help="one of the system's own options, for every run (repeatable; `fencepost systems` lists them)")
 @click.option("--backend", default="local", show_default=True, help="local or docker (`fencepost systems`)")
 @click.option("--store", default="store", show_default=True, help="run store directory")
 @click.option("--time-limit", type=click.FloatRange(1, 86400), default=None,
@@ -59,7 +62,8 @@ def page_title(system: str, backend: str, default_workload: str | None, clean_on
 @click.option("--results-page", "results_dir", default=None, metavar="DIR",
               help="also write the matrix as a Markdown page, DIR/matrix-<system>.md, with the commit, machine, "
                    "seeds and command line, and list it in DIR/index.md (the docs: docs/results)")
-def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, backend: str, store: str,
+def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str | None, options: tuple[str, ...],
+           backend: str, store: str,
            time_limit: float | None, clean: bool, clean_only: bool, min_rate: float, campaign: str | None,
            default_workload: str | None, results_dir: str | None) -> None:
     """Run each known-unsafe mode's recipe (or the default campaign) over several seeds, with and without
@@ -70,8 +74,11 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, back
     try:
         plugin = registry.load_system(system)
         registry.load_backend(backend)
+        given_options = registry.parse_option_args(options)
+        registry.resolve_options(plugin, given_options)
     except registry.Refused as e:
         fail(str(e))
+    system = plugin.name
     known = plugin.bugs()
     chosen = list(bugs) or sorted(known)
     for b in chosen:
@@ -89,7 +96,7 @@ def matrix(bugs: tuple[str, ...], seeds: int, first_seed: int, system: str, back
         cells = run_matrix(chosen, range(first_seed, first_seed + seeds), store,
                            recipes={b: known[b].recipe for b in chosen}, system=system, backend=backend,
                            clean=clean or clean_only, time_limit=time_limit, campaign=campaign, on_cell=show_cell,
-                           with_bugs=not clean_only, default_workload=default_workload)
+                           with_bugs=not clean_only, default_workload=default_workload, options=given_options)
     except KeyboardInterrupt:
         click.echo("fencepost: interrupted; finished runs are in the store", err=True)
         sys.exit(ERROR)

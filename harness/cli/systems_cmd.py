@@ -23,8 +23,11 @@ def describe(name: str) -> dict[str, Any]:
         package = registry.load_nemesis(fault, plugin)
         if set(getattr(package, "needs", ())) <= set(plugin.capabilities):
             faults.append(fault)
+    options = [{"name": o.name, "default": o.default, "help": o.help}
+               for o in registry.system_options(plugin).values()]
     return {"name": plugin.name, "description": plugin.description, "workloads": list(plugin.workloads),
-            "capabilities": sorted(plugin.capabilities), "faults": faults, "bugs": sorted(plugin.bugs())}
+            "capabilities": sorted(plugin.capabilities), "faults": faults, "bugs": sorted(plugin.bugs()),
+            "options": options}
 
 
 @click.command()
@@ -35,7 +38,7 @@ def systems(as_json: bool) -> None:
 
     names = registry.system_names()
     if not names:
-        fail("no system is installed (the reference system comes with Fencepost: reinstall it)")
+        fail("no system is installed: install a plugin (a package with a fencepost.systems entry point)")
     for name in names:
         try:
             info = describe(name)
@@ -50,3 +53,6 @@ def systems(as_json: bool) -> None:
         click.echo(f"{name}  {info['description']}")
         for field in ("workloads", "capabilities", "faults", "bugs"):
             click.echo(f"  {field:<13} {', '.join(info[field]) or '-'}")
+        shown = [f"{o['name']}={o['default']} ({o['help']})" if o["help"] else f"{o['name']}={o['default']}"
+                 for o in info["options"]]
+        click.echo(f"  {'options':<13} {', '.join(shown) or '-'}")

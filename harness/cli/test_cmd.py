@@ -15,16 +15,17 @@ WHY_LINES = 6
 
 
 @click.command()
-@click.option("--system", "-s", "system_name", default="reference", show_default=True,
-              help="the system under test: an installed plugin (`fencepost systems`)")
+@click.option("--system", "-s", "system_name", default=None,
+              help="the system under test: an installed plugin (`fencepost systems`); default: $FENCEPOST_SYSTEM, "
+                   "else system under [tool.fencepost] in pyproject.toml, else the only one installed")
 @click.option("--workload", "-w", default=None,
               help="register, log, set, bank or lock (default: register; `fencepost systems` shows each system's)")
 @click.option("--nemesis", "-n", default=None,
               help="comma-separated fault packages (partition,kill,pause,wipe,...), or none; default: the system's "
                    "default campaign, every fault it can do, overlapping")
 @click.option("--nodes", type=click.IntRange(1, 9), default=3, show_default=True, help="number of data nodes")
-@click.option("--tablets", type=click.IntRange(1, 64), default=4, show_default=True,
-              help="number of shards (tablets), for systems that have them")
+@click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
+              help="one of the system's own options (repeatable; `fencepost systems` lists each system's)")
 @click.option("--time-limit", type=click.FloatRange(1, 86400), default=30.0, show_default=True,
               help="seconds of workload")
 @click.option("--concurrency", type=click.IntRange(1, 512), default=10, show_default=True, help="client workers")
@@ -41,9 +42,9 @@ WHY_LINES = 6
 @click.option("--plan", is_flag=True, help="print the fault schedule this test would run (and, for the default "
                                            "campaign, each fault's share of its windows), start nothing, exit")
 @click.pass_context
-def test(ctx: click.Context, system_name: str, workload: str | None, nemesis: str | None, nodes: int, tablets: int,
-         time_limit: float, concurrency: int, rate: float, seed: int | None, interval: float, backend: str,
-         store: str, bug: tuple[str, ...], list_bugs: bool, plan: bool) -> None:
+def test(ctx: click.Context, system_name: str | None, workload: str | None, nemesis: str | None, nodes: int,
+         options: tuple[str, ...], time_limit: float, concurrency: int, rate: float, seed: int | None,
+         interval: float, backend: str, store: str, bug: tuple[str, ...], list_bugs: bool, plan: bool) -> None:
     """Run a test: set up, drive clients and faults, heal, check, report. Exits 0/1/2/3.
 
     With one --bug and neither --workload nor --nemesis, the bug's recommended test runs (its workload,
@@ -53,8 +54,11 @@ def test(ctx: click.Context, system_name: str, workload: str | None, nemesis: st
 
     try:
         plugin = registry.load_system(system_name)
+        cli_options = registry.parse_option_args(options)
     except registry.Refused as e:
         fail(str(e))
+    system_name = plugin.name
+    given_options: dict[str, object] = dict(cli_options)
     known = plugin.bugs()
     if list_bugs:
         for name, b in known.items():
@@ -78,15 +82,18 @@ def test(ctx: click.Context, system_name: str, workload: str | None, nemesis: st
             time_limit = r.time_limit
         if ctx.get_parameter_source("interval") is click.core.ParameterSource.DEFAULT:
             interval = r.interval
-        # The recipe's other settings (e.g. --nodes 4), unless given on the command line.
-        settings = {k: v for k, v in r.settings.items()
-                    if ctx.get_parameter_source(k) in (None, click.core.ParameterSource.DEFAULT)}
-        shown = "".join(f" --{k.replace('_', '-')} {v}" for k, v in settings.items())
+        # The recipe's other settings (e.g. --nodes 4), unless given on the command line; its system options
+        # under those given.
+        settings = {k: v for k, v in r.settings.items() if k != "options" and not _given(ctx, k)}
+        given_options = {**r.settings.get("options", {}), **cli_options}
+        shown = "".join(f" --{k.replace('_', '-')} {v}" for k, v in settings.items()) + "".join(
+            f" --option {k}={v}" for k, v in r.settings.get("options", {}).items() if k not in cli_options)
         click.echo(f"fencepost: --bug {bug[0]}: its recommended test: --workload {workload} --nemesis {nemesis} "
                    f"--time-limit {time_limit:g} --interval {interval:g}{shown}", err=True)
     names = [n.strip() for n in (nemesis or "").split(",") if n.strip() and n.strip() != "none"]
     config = TestConfig(system=system_name, workload=workload or "register", nemesis=names, nodes=nodes,
-                        tablets=tablets, backend=backend, time_limit=time_limit, concurrency=concurrency, rate=rate,
+                        options=dict(given_options), backend=backend, time_limit=time_limit, concurrency=concurrency,
+                        rate=rate,
                         nemesis_interval=interval, bug=list(bug), extra=extra)
     for key, value in settings.items():
         setattr(config, key, value)
@@ -96,7 +103,7 @@ def test(ctx: click.Context, system_name: str, workload: str | None, nemesis: st
         from harness.mix import default_campaign
 
         given = frozenset({"nemesis_interval"} if _given(ctx, "interval") else set()) | frozenset(
-            k for k in ("nodes", "tablets", "time_limit", "concurrency", "rate") if _given(ctx, k))
+            k for k in ("nodes", "time_limit", "concurrency", "rate") if _given(ctx, k))
         try:
             config = default_campaign(config, given)
         except registry.Refused as e:

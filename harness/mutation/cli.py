@@ -58,7 +58,7 @@ def _check_test_args(args: Sequence[str], extra: Sequence[str]) -> None:
         pass
 
 
-SETTING_OPTIONS = {"nodes": "--nodes", "tablets": "--tablets", "concurrency": "--concurrency", "rate": "--rate",
+SETTING_OPTIONS = {"nodes": "--nodes", "concurrency": "--concurrency", "rate": "--rate",
                    "nemesis_interval": "--interval"}
 """The TestConfig fields a default campaign may set, and the ``fencepost test`` options that set them."""
 
@@ -123,7 +123,8 @@ def _show(n: int, total: int, r: Any) -> None:
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.option("--system", default="reference", show_default=True, help="the system under test (`fencepost systems`)")
+@click.option("--system", default=None,
+              help="the system under test (`fencepost systems`; default: as `fencepost test` chooses it)")
 @click.option("--sample", type=click.IntRange(1), default=None,
               help="run a seeded random sample of N mutants (default: all)")
 @click.option("--sample-seed", type=int, default=1, show_default=True, help="the sample's seed")
@@ -153,17 +154,18 @@ def _show(n: int, total: int, r: Any) -> None:
 @click.option("--nemesis", "-n", default=None, help="passed to fencepost test (default: the system's default campaign)")
 @click.option("--workload", "-w", default=None, help="passed to fencepost test")
 @click.option("--nodes", type=click.IntRange(1, 9), default=None, help="passed to fencepost test")
-@click.option("--tablets", type=click.IntRange(1, 64), default=None, help="passed to fencepost test")
+@click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
+              help="one of the system's own options, passed to fencepost test (repeatable)")
 @click.option("--interval", type=click.FloatRange(0.5), default=None, help="passed to fencepost test")
 @click.option("--concurrency", type=click.IntRange(1, 512), default=None, help="passed to fencepost test")
 @click.option("--rate", type=click.FloatRange(0), default=None, help="passed to fencepost test")
 @click.option("--backend", default=None, help="passed to fencepost test")
 @click.argument("test_args", nargs=-1, type=click.UNPROCESSED)
-def mutate(system: str, sample: int | None, sample_seed: int, seeds: int, first_seed: int, time_limit: float,
+def mutate(system: str | None, sample: int | None, sample_seed: int, seeds: int, first_seed: int, time_limit: float,
            store: str, modules: tuple[str, ...], mutant_ids: tuple[str, ...], list_only: bool, campaign: str | None,
            equivalents: Path | None, per_package: bool, baseline: bool, min_score: float, results_dir: str | None,
            nemesis: str | None,
-           workload: str | None, nodes: int | None, tablets: int | None, interval: float | None,
+           workload: str | None, nodes: int | None, options: tuple[str, ...], interval: float | None,
            concurrency: int | None, rate: float | None, backend: str | None, test_args: tuple[str, ...]) -> None:
     """Mutation testing: run the campaign against each mutant of the system's protocol code; print the
     score per module, detection power, the campaign page's path and a final JSON line.
@@ -182,6 +184,7 @@ def mutate(system: str, sample: int | None, sample_seed: int, seeds: int, first_
         plugin = registry.load_system(system)
     except registry.Refused as e:
         fail(str(e))
+    system = plugin.name
     if not isinstance(plugin, Mutable) or not isinstance(plugin, HasCode):
         fail(f"system {system} does not name its mutable modules and code folders (harness.plugin_api.Mutable "
              f"and HasCode), so it cannot be mutation-tested")
@@ -214,8 +217,9 @@ def mutate(system: str, sample: int | None, sample_seed: int, seeds: int, first_
                    err=True)
         return
 
-    args = [*_pass_through(nemesis=nemesis, workload=workload, nodes=nodes, tablets=tablets, interval=interval,
-                           concurrency=concurrency, rate=rate, backend=backend), *test_args,
+    args = [*_pass_through(nemesis=nemesis, workload=workload, nodes=nodes, interval=interval,
+                           concurrency=concurrency, rate=rate, backend=backend),
+            *(arg for o in options for arg in ("--option", o)), *test_args,
             "--system", system, "--time-limit", f"{time_limit:g}"]
     _check_test_args(args, test_args)
     packages, package_args = _packages(system, nemesis, workload, backend, args) if per_package else ([], [])

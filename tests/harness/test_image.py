@@ -54,7 +54,7 @@ def test_image_build_is_cached_by_the_code_hash_and_runs_the_system() -> None:
     again = subprocess.run([*FENCEPOST, "image", "build"], capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert "is up to date" in again.stdout, again.stdout
-    tag = image.node_tag(CODE)
+    tag = image.node_tag(CODE, image.packages_for(ReferencePlugin().image_packages()))
     with objs.client() as c:
         out = c.containers.run(tag, ["sh", "-c", "python3 -c 'import system.node, system.operator, system.master' "
                                                  "&& iptables --version && ip -V"], remove=True)
@@ -65,6 +65,18 @@ def test_image_build_is_cached_by_the_code_hash_and_runs_the_system() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(DOCKER_REASON is not None, reason=f"docker tests need a Docker engine: {DOCKER_REASON}")
 def test_offline_build_uses_the_debootstrapped_base() -> None:
-    result = image.build_image(CODE, offline=True, force=True)
-    assert result.built and result.base == image.base_tag()
-    assert result.tag == image.node_tag(CODE)
+    packages = ReferencePlugin().image_packages()  # the base the docker campaigns use, so no second debootstrap
+    result = image.build_image(CODE, offline=True, force=True, packages=packages)
+    assert result.built and result.base == image.base_tag(image.packages_for(packages))
+    assert result.tag == image.node_tag(CODE, image.packages_for(packages))
+
+
+def test_the_images_packages_come_from_the_system_on_top_of_the_base() -> None:
+    assert image.packages_for(()) == image.BASE_PACKAGES
+    etcd = image.packages_for(("etcd-server", "iptables"))
+    assert etcd == (*image.BASE_PACKAGES, "etcd-server")
+    assert "etcd-server" not in image._dockerfile("python:3.11-slim", True, image.packages_for(()))
+    assert "etcd-server" in image._dockerfile("python:3.11-slim", True, etcd)
+    assert image.base_tag(image.BASE_PACKAGES) != image.base_tag(etcd)
+    assert image.code_hash(CODE, image.BASE_PACKAGES) != image.code_hash(CODE, etcd)
+    assert ReferencePlugin().image_packages() == ("etcd-server",)  # its etcd metadata store

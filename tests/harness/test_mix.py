@@ -180,3 +180,29 @@ def test_the_shares_are_how_often_each_package_comes_up_over_many_seeds() -> Non
     for package, s in share.items():
         # Shares assume every package free; one already open in the other lane cannot be drawn again.
         assert by_package[package] / windows == pytest.approx(s, rel=0.2, abs=0.003), package
+
+
+def test_whether_a_package_is_generic_is_its_own_attribute_not_its_name() -> None:
+    class Novel:
+        name, color = "novel-crash", "#000"
+        needs: frozenset[str] = frozenset()
+        generic = True
+
+    class Aimed:
+        name, color = "kill", "#000"  # a generic package's name, but not generic
+        needs: frozenset[str] = frozenset()
+
+    assert package_weight("novel-crash", Novel()) == 1.0  # type: ignore[arg-type]
+    assert package_weight("kill", Aimed()) == AIMED_WEIGHT  # type: ignore[arg-type]
+    for name in ("kill", "pause", "partition", "clock", "lose-unsynced", "wipe", "membership"):
+        assert getattr(registry.load_nemesis(name), "generic", False) is True, name
+
+
+def test_the_leader_with_the_control_plane_is_offered_only_to_a_system_that_declares_one() -> None:
+    reference, etcd = registry.load_system("reference"), registry.load_system("etcd")
+    for name in ("kill", "pause"):
+        assert "leader+control" in registry.load_nemesis(name, reference).mix_targets  # type: ignore[attr-defined]
+        assert "leader+control" not in registry.load_nemesis(name, etcd).mix_targets  # type: ignore[attr-defined]
+    config = default_campaign(TestConfig(system="etcd", time_limit=120, seed=3))
+    targets = {f.spec.target for f in schedule_for(config, prepare(config).packages)}
+    assert "leader+control" not in targets and "leader" in targets

@@ -48,7 +48,7 @@ async def _puts_then_gets(cluster: ClusterView, n: int, before: bool) -> list[st
 @pytest.mark.skipif(not HAVE_FUSE, reason="needs /dev/fuse and fusermount3")
 def test_rack_power_loss_on_a_real_cluster(tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with local_cluster(tmp_path, 20.0, tablets=2, needs=frozenset({POWER_LOSS})) as (cluster, _):
+        async with local_cluster(tmp_path, 20.0, options={"tablets": 2}, needs=frozenset({POWER_LOSS})) as (cluster, _):
             assert len(fuse_mounts_under(str(tmp_path))) == 3
             await _puts_then_gets(cluster, 10, before=True)
             pkg = load_nemesis("lose-unsynced")

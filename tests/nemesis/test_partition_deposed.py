@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(why_unavailable() is not None, reason=f"{why_una
 
 
 async def scenario(tmp_path: Path) -> None:
-    async with local_cluster(tmp_path, client_timeout=3.0, tablets=2) as (cluster, client):
+    async with local_cluster(tmp_path, client_timeout=3.0, options={"tablets": 2}) as (cluster, client):
         leader = await busiest_leader(cluster)
         assert leader is not None
         nemesis = package()

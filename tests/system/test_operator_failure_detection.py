@@ -47,7 +47,7 @@ async def tablets(ops: list[tuple[str, int]]) -> dict[str, dict[str, Any]]:
 
 
 async def scenario(tmp_path: Path) -> None:
-    async with local_cluster(tmp_path, client_timeout=2.0, nodes=3, tablets=6) as (backend, _client):
+    async with local_cluster(tmp_path, client_timeout=2.0, nodes=3, options={"tablets": 6}) as (backend, _client):
         ops = cluster_info(backend)["operators"]
         before = await tablets(ops)
         cut = before["0"]["leader"]

@@ -45,7 +45,8 @@ async def loop(make: Callable[[int], Awaitable[tuple[Op, Callable[[], Awaitable[
     """Run the register workload's operations back to back from ``concurrency`` clients for ``seconds``."""
     from fencepost import TestConfig, load_workload
 
-    source = load_workload("register", TestConfig(concurrency=concurrency)).generator(random.Random(1), concurrency)
+    workload = load_workload("register", TestConfig(system="etcd", concurrency=concurrency))
+    source = workload.generator(random.Random(1), concurrency)
     latencies: list[float] = []
     outcomes = {"ok": 0, "fail": 0, "info": 0}
 

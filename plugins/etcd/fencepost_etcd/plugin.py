@@ -57,6 +57,10 @@ class EtcdPlugin:
         self.bugs_on: frozenset[str] = frozenset()
         self._membership: Any = None
 
+    def image_packages(self) -> tuple[str, ...]:
+        """Debian's etcd 3.4, which each member runs."""
+        return ("etcd-server",)
+
     def unavailable(self, backend: str) -> str | None:
         """Why etcd cannot run on ``backend`` here (the local backend needs the etcd binary)."""
         if backend == "local" and shutil.which("etcd") is None:

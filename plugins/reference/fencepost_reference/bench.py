@@ -74,7 +74,7 @@ async def _measure(a: argparse.Namespace, storage: str, run_dir: Path) -> tuple[
     from fencepost_reference.info import cluster_info
     from fencepost_reference.plugin import ReferencePlugin
 
-    test = TestConfig(nodes=a.nodes, tablets=a.tablets)
+    test = TestConfig(system="reference", nodes=a.nodes, options={"tablets": a.tablets})
     needs = frozenset({POWER_LOSS}) if storage == "lazy" else frozenset()
     async with running(test, ReferencePlugin(), LocalBackend(), run_dir, needs) as cluster:
         operators = list(cluster_info(cluster)["operators"])

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import system
-from fencepost import CONTROL, NODE, SERVICE, Bug, Layout, ProcessSpec
+from fencepost import CONTROL, NODE, SERVICE, Bug, Layout, ProcessSpec, SystemOption
 from fencepost import capabilities as caps
 from fencepost_reference.info import cluster_info, node_uuid, operators
 from fencepost_reference.settle import SETTLED_FILE, operator_status, settle
@@ -42,6 +42,15 @@ MUTABLE_MODULES = ("rules.py", "replica.py", "leader.py", "cursor.py", "wal.py",
 """The protocol modules of ``system/`` that mutation testing mutates (relative to the package)."""
 
 
+TABLETS = SystemOption("tablets", 4, "number of shards (tablets), each a replicated log")
+"""The store's one option: how many tablets a cluster has (``--option tablets=N``)."""
+
+
+def tablets_of(test: TestConfig) -> int:
+    """How many tablets ``test``'s cluster has (its option, else the default)."""
+    return int(TABLETS.parse(test.options.get("tablets", TABLETS.default)))
+
+
 class ReferencePlugin:
     """Fencepost's own replicated, sharded store (``system/``), with switchable injected bugs."""
 
@@ -50,6 +59,8 @@ class ReferencePlugin:
     workloads = ("register", "set", "log", "bank")
     capabilities = frozenset({caps.PROCESSES, caps.NETWORK, caps.CLOCK, caps.DISK, caps.POWER_LOSS,
                               caps.PRIMARIES, caps.MEMBERSHIP})
+    roles = frozenset({NODE, CONTROL, SERVICE})
+    """Data nodes, the operators (its control plane) and the master and metadata store (services)."""
 
     def __init__(self) -> None:
         self.shape: dict[str, Any] = {}
@@ -58,9 +69,17 @@ class ReferencePlugin:
 
     # --- processes ----------------------------------------------------------------------------------
 
+    def options(self) -> tuple[SystemOption, ...]:
+        """Its number of tablets."""
+        return (TABLETS,)
+
     def code(self) -> Mapping[str, Path]:
         """The ``system`` package, run in place locally and copied into the docker image."""
         return {"system": Path(system.__file__).resolve().parent}
+
+    def image_packages(self) -> tuple[str, ...]:
+        """etcd, for the etcd metadata store (``extra={"metadata": "etcd"}``)."""
+        return ("etcd-server",)
 
     def mutable_modules(self) -> list[Path]:
         """The protocol code ``fencepost mutate`` mutates: rules, replicas, leader, cursor, WAL, operator, client."""
@@ -77,7 +96,7 @@ class ReferencePlugin:
         replication = min(3, test.nodes)
         secret = {"cluster_id": f"fencepost-{secrets.token_hex(6)}", "token": secrets.token_hex(16)}
         layout.write_file(SECRET_FILE, json.dumps(secret).encode(), 0o600)
-        self.shape = {"tablets": test.tablets, "replication": replication, "token": secret["token"]}
+        self.shape = {"tablets": tablets_of(test), "replication": replication, "token": secret["token"]}
         specs: list[ProcessSpec] = []
         meta = layout.shared_dir("meta")
         metadata = f"sqlite://{meta}/metadata.db"
@@ -105,7 +124,7 @@ class ReferencePlugin:
             name = f"op{i + 1}"
             host, port = layout.host(name), layout.port(name)
             specs.append(ProcessSpec(name, CONTROL, tuple(operator_argv(
-                layout.python, operator_id=name, metadata=metadata, nodes=nodes, tablets=test.tablets,
+                layout.python, operator_id=name, metadata=metadata, nodes=nodes, tablets=tablets_of(test),
                 replication=replication, host=host, port=port, data=layout.data_dir(name),
                 stall_timeout=STALL_TIMEOUT_S, bugs=bugs)), port, data_dir=layout.data_dir(name),
                 autostart=i == 0, observations=(f"operator-{name}.jsonl",), shared=("meta",)))

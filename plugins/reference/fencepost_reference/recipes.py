@@ -42,7 +42,7 @@ RECIPES: dict[str, Recipe] = {
                                  "confirmation of such an older-epoch entry and commits it before its own no-op, "
                                  "which the commit-epoch checker reads from the leader's commit events (at 200 "
                                  "ops/s over four tablets the window was open in only half the seeds)",
-                                 settings={"tablets": 1, "rate": 1000.0, "concurrency": 20},
+                                 settings={"options": {"tablets": 1}, "rate": 1000.0, "concurrency": 20},
                                  targets={"kill": ("leader",)}),
     "fence-current-ensemble-only": Recipe("register", ("stalled-swap",), 60, 6.0,
                                           "a swap stalls after the leader applied it and the leader is cut off "

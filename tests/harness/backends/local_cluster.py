@@ -19,11 +19,12 @@ from system.client import Client
 
 
 @asynccontextmanager
-async def local_cluster(tmp_path: Path, client_timeout: float, nodes: int = 3, tablets: int = 1,
+async def local_cluster(tmp_path: Path, client_timeout: float, nodes: int = 3,
                         needs: frozenset[str] = frozenset(), **fields: object) -> AsyncIterator[tuple[Cluster, Client]]:
     """Yield the running cluster and a client; tear both down, then check that the run's iptables chain
     (if it made one) is gone. Other runs on the machine may have chains of their own meanwhile."""
-    test = TestConfig(nodes=nodes, tablets=tablets, **fields)  # type: ignore[arg-type]
+    fields.setdefault("options", {"tablets": 1})
+    test = TestConfig(nodes=nodes, **fields)  # type: ignore[arg-type]
     async with running(test, ReferencePlugin(), LocalBackend(), tmp_path, needs) as cluster:
         client = Client(cluster_info(cluster)["operators"], timeout=client_timeout)
         try:

@@ -31,7 +31,7 @@ def docker_cluster(tmp_path: Path, **fields: object) -> Cluster:
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
     """A ready 3-node reference cluster in containers; torn down (and its label reaped) whatever the test does."""
-    c = docker_cluster(tmp_path, nodes=3, tablets=2)
+    c = docker_cluster(tmp_path, nodes=3, options={"tablets": 2})
     backend = c.backend
     assert isinstance(backend, DockerBackend)
     try:
@@ -205,7 +205,7 @@ def test_collect_copies_logs_events_and_dumps(cluster: Cluster, tmp_path: Path) 
 
 
 def test_teardown_removes_every_container_network_and_volume(tmp_path: Path) -> None:
-    c = docker_cluster(tmp_path, nodes=3, tablets=1)
+    c = docker_cluster(tmp_path, nodes=3, options={"tablets": 1})
     run_id = docker(c).run_id
     try:
         asyncio.run(c.start(tmp_path))
@@ -219,7 +219,7 @@ def test_teardown_removes_every_container_network_and_volume(tmp_path: Path) -> 
 
 
 def test_teardown_during_setup_leaves_nothing(tmp_path: Path) -> None:
-    c = docker_cluster(tmp_path, nodes=3, tablets=1)
+    c = docker_cluster(tmp_path, nodes=3, options={"tablets": 1})
     b = docker(c)
 
     async def interrupted() -> None:
@@ -242,7 +242,7 @@ def test_teardown_during_setup_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_an_etcd_metadata_store_runs_in_its_own_container(tmp_path: Path) -> None:
-    c = docker_cluster(tmp_path, nodes=3, tablets=2, extra={"metadata": "etcd"})
+    c = docker_cluster(tmp_path, nodes=3, options={"tablets": 2}, extra={"metadata": "etcd"})
     try:
         asyncio.run(c.start(tmp_path))
         assert c.specs["etcd"].role == "service" and status(c, "etcd") == "running"

@@ -33,7 +33,8 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow,
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
     """A 3-node docker cluster holding a few writes; torn down (and its label reaped) whatever the test does."""
     backend = DockerBackend()
-    c = Cluster(TestConfig(nodes=3, tablets=2, backend="docker", nemesis=["corrupt"]), ReferencePlugin(), backend)
+    test = TestConfig(nodes=3, options={"tablets": 2}, backend="docker", nemesis=["corrupt"])
+    c = Cluster(test, ReferencePlugin(), backend)
     try:
         asyncio.run(c.start(tmp_path))
         asyncio.run(write_some(c))

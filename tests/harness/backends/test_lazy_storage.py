@@ -73,7 +73,7 @@ async def _uuid_once_written(cluster: Cluster, node: str, not_this: str | None) 
 
 def test_the_reaper_stops_and_unmounts_what_a_killed_harness_left(tmp_path: Path) -> None:
     backend = LocalBackend()
-    cluster = Cluster(TestConfig(nodes=3, tablets=1), ReferencePlugin(), backend)
+    cluster = Cluster(TestConfig(nodes=3, options={"tablets": 1}), ReferencePlugin(), backend)
     try:
         asyncio.run(cluster.start(tmp_path, LAZY))
         pids = backend.supervisor.all_pids()

@@ -30,9 +30,11 @@ def load_fault(name: str) -> Nemesis:
 
 
 @asynccontextmanager
-async def reference_cluster(tmp_path: Path, **fields: Any) -> AsyncIterator[ClusterView]:
-    """A ready reference cluster for ``TestConfig(**fields)`` on the local backend, prepared for what its
-    ``nemesis`` packages need; torn down afterwards."""
+async def reference_cluster(tmp_path: Path, tablets: int | None = None, **fields: Any) -> AsyncIterator[ClusterView]:
+    """A ready reference cluster for ``TestConfig(**fields)`` with ``tablets`` (the store's option) on the local
+    backend, prepared for what its ``nemesis`` packages need; torn down afterwards."""
+    if tablets is not None:
+        fields["options"] = {**fields.get("options", {}), "tablets": tablets}
     test = TestConfig(**fields)
     needs = registry.needs_of(load_fault(n) for n in test.nemesis)
     async with running(test, ReferencePlugin(), LocalBackend(), tmp_path, needs) as cluster:

@@ -39,6 +39,8 @@ class LoseUnsyncedNemesis:
     Everything but the tearing is the generic package's (found through the registry, as any run finds it)."""
 
     mix_weight = POWER_LOSS_WEIGHT
+    generic = True
+    """The generic power loss with the reference store's tearing: a fault of any system."""
 
     def __init__(self) -> None:
         self._generic = load_nemesis("lose-unsynced")

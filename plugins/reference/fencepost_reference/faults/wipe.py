@@ -44,6 +44,8 @@ class WipeNemesis:
     name = "wipe"
     color = "#2e86ab"
     needs = frozenset({PROCESSES, DISK})
+    generic = True
+    """A fault of any system, not aimed at one protocol window: the default campaign weighs it 1."""
     mix_weight = WIPE_WEIGHT
 
     def __init__(self, wait_s: float = WIPE_WAIT_S) -> None:

@@ -13,6 +13,7 @@ import pytest
 from fencepost_reference.faults.corrupt import damage, wait_healthy
 from fencepost_reference.faults.file_damage import KINDS
 from fencepost_reference.info import cluster_info, node_uuid
+from fencepost_reference.plugin import tablets_of
 
 from harness.cluster_view import ClusterView
 from harness.config import TestConfig
@@ -45,7 +46,7 @@ async def serving_everything(backend: ClusterView, node: str) -> bool:
     host, port = backend.address(node)
     hello = await call(host, port, "hello", {}, timeout=2.0)
     tablets = hello.get("tablets", {})
-    return (hello["uuid"] == await node_uuid(backend, node) and len(tablets) == backend.test.tablets
+    return (hello["uuid"] == await node_uuid(backend, node) and len(tablets) == tablets_of(backend.test)
             and all(t.get("status") in ("follower", "leader") for t in tablets.values()))
 
 
