@@ -111,11 +111,20 @@ class Supervisor:
         return self.children[name].pid is not None
 
     def signal(self, name: str, sig: int) -> None:
-        """Send ``sig`` to ``name`` if it runs."""
+        """Send ``sig`` to ``name``'s whole process group while it runs, so that a server started through a
+        shell wrapper (``sh -c 'server ...'`` without ``exec``) is killed and paused with its shell. Each
+        process leads a session of its own (``start_new_session``), so its pid is its group's id.
+
+        Once the process itself has exited, a SIGKILL, SIGTERM or SIGCONT still goes to what is left of its
+        group (a server its shell left behind); any other signal is not sent."""
         child = self.children[name]
-        if child.popen is not None and child.popen.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                child.popen.send_signal(sig)
+        if child.popen is None:
+            return
+        alive = child.popen.poll() is None
+        if not alive and sig not in (signal.SIGKILL, signal.SIGTERM, signal.SIGCONT):
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.popen.pid, sig)
 
     def kill(self, name: str, timeout: float = 10.0) -> None:
         """SIGKILL and reap."""
@@ -129,7 +138,7 @@ class Supervisor:
         try:
             popen.wait(timeout)
         except subprocess.TimeoutExpired:
-            popen.kill()
+            self.signal(name, signal.SIGKILL)
             popen.wait(10)
 
     def wait_exit(self, name: str, timeout: float) -> int | None:
@@ -171,8 +180,9 @@ class Supervisor:
             try:
                 child.popen.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                child.popen.kill()
+                self.signal(child.name, signal.SIGKILL)
                 child.popen.wait(10)
+            self.signal(child.name, signal.SIGKILL)  # what its shell left of its group, if anything
 
     def all_pids(self) -> list[int]:
         """Every pid any process has had (for the reaper of a killed harness)."""
