@@ -40,6 +40,10 @@ class ProcessSpec:
         shared: names of shared directories the process uses (:meth:`Layout.shared_dir`).
         mmap: the process maps its data files into memory, so power-loss faults mount its disk in the
             lazy filesystem's cached mode (FUSE refuses shared maps of direct-I/O files).
+        files: files the process needs in its data directory before it starts (an id file, a config), by
+            path relative to ``data_dir``, as bytes or text (UTF-8). Each is written before every start at
+            which it is missing: before the first start, and again after a wipe empties the directory; a
+            restart keeps what the process left there. ``data_dir`` itself always exists at start.
     """
 
     name: str
@@ -53,6 +57,14 @@ class ProcessSpec:
     observations: tuple[str, ...] = ()
     shared: tuple[str, ...] = ()
     mmap: bool = False
+    files: Mapping[str, bytes | str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for rel in self.files:
+            if rel.startswith("/") or ".." in rel.split("/") or not rel.strip("/"):
+                raise ValueError(f"process {self.name}: files must be paths inside data_dir, not {rel!r}")
+        if self.files and self.data_dir is None:
+            raise ValueError(f"process {self.name}: files need a data_dir to go in")
 
 
 @runtime_checkable
@@ -86,10 +98,24 @@ class Layout(Protocol):
         """Where every process sees the cluster-wide file ``name`` that :meth:`write_file` wrote."""
         ...
 
-    def write_file(self, name: str, data: bytes, mode: int = 0o600) -> None:
-        """Write a cluster-wide file (a secret, a config) that every process can read at :meth:`file`."""
+    def write_file(self, name: str, data: bytes | str, mode: int = 0o600) -> None:
+        """Write a cluster-wide file (a secret, a config) that every process can read at :meth:`file`; text
+        (a ``str``) is written as UTF-8."""
         ...
 
     def log_path(self, name: str) -> Path:
         """Where process ``name``'s output is kept on the harness's machine."""
         ...
+
+
+def as_bytes(data: bytes | str, what: str = "write_file") -> bytes:
+    """File content as bytes: text is encoded as UTF-8.
+
+    Raises:
+        TypeError: ``data`` is neither, in one line naming ``what`` took it.
+    """
+    if isinstance(data, str):
+        return data.encode("utf-8")
+    if isinstance(data, bytes | bytearray | memoryview):
+        return bytes(data)
+    raise TypeError(f"{what} takes bytes or str, not {type(data).__name__}")

@@ -34,6 +34,7 @@ from harness.backends import observations
 from harness.backends.docker_disk import edit_data, save_logs
 from harness.backends.docker_layout import DockerLayout
 from harness.plugin_api import SERVICE, HasCode, ImagePackages, ProcessSpec
+from harness.process_spec import as_bytes
 
 if TYPE_CHECKING:
     from harness.config import TestConfig
@@ -67,6 +68,8 @@ class DockerBackend:
         self.containers: dict[str, Any] = {}  # name -> testcontainers DockerContainer
         self.layout: DockerLayout | None = None
         self._generation: dict[str, int] = {}
+        self._seeded: set[str] = set()
+        """The data volumes that have been given their process's spec ``files``."""
         self._pairs: set[tuple[str, str]] = set()
         self._client: Any = None
         self._network: Any = None
@@ -157,9 +160,13 @@ class DockerBackend:
         spec = self.specs[name]
         container = (DockerContainer(str(self.image)).with_name(f"fp-{self.run_id}-{name}")
                      .with_command([*spec.argv, *extra_args]))
+        volume = self._volume_for(name)
         if spec.data_dir:
-            container.with_volume_mapping(objs.create_volume(self._client, self._volume_for(name), self.run_id),
-                                          spec.data_dir, "rw")
+            container.with_volume_mapping(objs.create_volume(self._client, volume, self.run_id), spec.data_dir, "rw")
+            if volume not in self._seeded:  # a new volume: at setup, or after an erase
+                for rel, data in spec.files.items():
+                    container.with_copy_into_container(as_bytes(data, f"ProcessSpec.files[{rel!r}]"),
+                                                      f"{spec.data_dir}/{rel}", 0o644)
         for key in spec.shared:
             container.with_volume_mapping(f"fp-{self.run_id}-shared-{key}", self.layout.shared_dir(key), "rw")
         for file, (data, mode) in self.layout.files.items():
@@ -173,6 +180,7 @@ class DockerBackend:
                 ipv4_address=self.layout.host(name), aliases=[name])})
         self.containers[name] = container
         container.start()
+        self._seeded.add(volume)
         if spec.ready:
             self._wait_listening(name)  # a process that exits on its own is the caller's to see
 

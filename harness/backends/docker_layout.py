@@ -12,6 +12,7 @@ import ipaddress
 from pathlib import Path
 
 from harness.backends.image import CODE_ROOT
+from harness.process_spec import as_bytes
 
 FIRST_HOST = 10
 BASE_PORT = 7000
@@ -59,9 +60,9 @@ class DockerLayout:
         """``/cluster/<name>`` in every container."""
         return f"/cluster/{name}"
 
-    def write_file(self, name: str, data: bytes, mode: int = 0o600) -> None:
-        """Keep the file, to be copied into every container as it is created."""
-        self.files[name] = (data, mode)
+    def write_file(self, name: str, data: bytes | str, mode: int = 0o600) -> None:
+        """Keep the file (text as UTF-8), to be copied into every container as it is created."""
+        self.files[name] = (as_bytes(data, f"write_file({name!r})"), mode)
 
     def log_path(self, name: str) -> Path:
         """``RUN/cluster/logs/<name>.log`` on the harness's side."""

@@ -34,6 +34,7 @@ from harness.backends.lazyfs.mount import LazyMount
 from harness.backends.local_layout import LocalLayout, code_root_of
 from harness.backends.supervisor import Supervisor
 from harness.plugin_api import NODE, SERVICE, HasCode, ProcessSpec
+from harness.process_spec import as_bytes
 
 if TYPE_CHECKING:
     from harness.config import TestConfig
@@ -143,6 +144,21 @@ class LocalBackend:
         elif spec.data_dir:
             Path(spec.data_dir).mkdir(parents=True, exist_ok=True)
 
+    @staticmethod
+    def _write_missing_files(spec: ProcessSpec) -> None:
+        """Write each of the spec's ``files`` that its data directory lacks, synced (power loss keeps it)."""
+        if not spec.data_dir:
+            return
+        for rel, data in spec.files.items():
+            path = Path(spec.data_dir) / rel
+            if path.exists():
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "wb") as fh:
+                fh.write(as_bytes(data, f"ProcessSpec.files[{rel!r}]"))
+                fh.flush()
+                os.fsync(fh.fileno())
+
     def _start_all(self, specs: Sequence[ProcessSpec]) -> None:
         """Start the services and wait for them, then every other autostarted process, then wait for those."""
         services = [s for s in specs if s.role == SERVICE and s.autostart]
@@ -155,6 +171,7 @@ class LocalBackend:
     def _launch(self, name: str, extra_args: Sequence[str] = ()) -> None:
         if name in self.mounts:
             self.mounts[name].start(dict(os.environ), os.getcwd(), detach=True)
+        self._write_missing_files(self.specs[name])
         self.supervisor.launch(name, extra_args)
         self._write_cleanup()
 

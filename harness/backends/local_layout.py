@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness.backends.addresses import AddressBlock
 from harness.backends.supervisor import free_port
+from harness.process_spec import as_bytes
 
 
 def code_root_of(code: Mapping[str, Path]) -> str | None:
@@ -81,11 +82,11 @@ class LocalLayout:
         """``cluster/files/<name>``."""
         return str(self.dir / "files" / name)
 
-    def write_file(self, name: str, data: bytes, mode: int = 0o600) -> None:
-        """Write ``cluster/files/<name>`` with ``mode``."""
+    def write_file(self, name: str, data: bytes | str, mode: int = 0o600) -> None:
+        """Write ``cluster/files/<name>`` with ``mode`` (text as UTF-8)."""
         path = Path(self.file(name))
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        path.write_bytes(as_bytes(data, f"write_file({name!r})"))
         os.chmod(path, mode)
 
     def log_path(self, name: str) -> Path:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import capabilities as caps
 from harness.plugin_api import ProcessSpec
+from harness.process_spec import as_bytes
 
 if TYPE_CHECKING:
     from harness.config import TestConfig
@@ -67,8 +68,9 @@ class MemoryLayout:
         """``cluster/files/<name>``."""
         return str(self.dir / "files" / name)
 
-    def write_file(self, name: str, data: bytes, mode: int = 0o600) -> None:
-        """Nothing to write: no process reads it."""
+    def write_file(self, name: str, data: bytes | str, mode: int = 0o600) -> None:
+        """Nothing to write: no process reads it (bytes or text, as the real layouts take)."""
+        as_bytes(data, f"write_file({name!r})")
 
     def log_path(self, name: str) -> Path:
         """``cluster/logs/<name>.log`` (never written)."""
