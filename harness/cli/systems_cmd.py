@@ -11,23 +11,31 @@ from harness.cli.errors import fail
 
 
 def describe(name: str) -> dict[str, Any]:
-    """What system ``name`` offers: its description, workloads, capabilities, faults and known-unsafe modes.
+    """What system ``name`` offers: its description, workloads, capabilities, faults, known-unsafe modes and
+    options, and each fault it is not offered with the reason (the capability it lacks, and why the system
+    lacks it where the system says: :class:`harness.plugin_api.ExplainsGaps`).
 
     Its faults are its own packages and the generic ones whose needs it offers.
     """
     from harness import registry
+    from harness.plugin_api import ExplainsGaps
 
     plugin = registry.load_system(name)
-    faults = []
+    gaps = dict(plugin.not_offered) if isinstance(plugin, ExplainsGaps) else {}
+    faults, not_offered = [], {}
     for fault in registry.nemesis_names(plugin):
         package = registry.load_nemesis(fault, plugin)
-        if set(getattr(package, "needs", ())) <= set(plugin.capabilities):
+        lacking = sorted(set(getattr(package, "needs", ())) - set(plugin.capabilities))
+        if not lacking:
             faults.append(fault)
+        else:
+            not_offered[fault] = "; ".join(f"needs {c}" + (f": {gaps[c]}" if c in gaps else ", which the system "
+                                                           "does not offer") for c in lacking)
     options = [{"name": o.name, "default": o.default, "help": o.help}
                for o in registry.system_options(plugin).values()]
     return {"name": plugin.name, "description": plugin.description, "workloads": list(plugin.workloads),
-            "capabilities": sorted(plugin.capabilities), "faults": faults, "bugs": sorted(plugin.bugs()),
-            "options": options}
+            "capabilities": sorted(plugin.capabilities), "faults": faults, "not_offered": not_offered,
+            "bugs": sorted(plugin.bugs()), "options": options}
 
 
 @click.command()
@@ -56,3 +64,5 @@ def systems(as_json: bool) -> None:
         shown = [f"{o['name']}={o['default']} ({o['help']})" if o["help"] else f"{o['name']}={o['default']}"
                  for o in info["options"]]
         click.echo(f"  {'options':<13} {', '.join(shown) or '-'}")
+        for fault, why in info["not_offered"].items():
+            click.echo(f"  {'not offered':<13} {fault} ({why})")
