@@ -15,7 +15,8 @@ the shipped plugins to that, and the API reference page is generated from these 
   :class:`Membership` protocols).
 * **Faults**: :class:`Nemesis` and :class:`FaultSpec`, with the target choosers the generic packages use.
 * **Checking**: :class:`Checker`, :class:`CheckContext` and the history's :class:`Op`.
-* **Tools** for plugins' faults, benches and commands: :func:`poll_until`, :func:`running`,
+* **Tools** for plugins' clients, faults, benches and commands: :class:`BlockingCalls` (a blocking client
+  library's calls on a worker's own thread, with a timeout), :func:`poll_until`, :func:`running`,
   :func:`run_test`, :func:`fail`, the iptables and reaping helpers.
 
 The testing tools (a fake system, an in-memory backend, the conformance kit) are in
@@ -30,6 +31,7 @@ from harness.backends.docker_objects import engine_unavailable as docker_unavail
 from harness.backends.docker_objects import reap as reap_docker
 from harness.backends.local import LocalBackend
 from harness.backends.reaper import reap_store
+from harness.blocking import BlockingCalls
 from harness.capabilities import (
     CLOCK,
     DISK,
@@ -65,6 +67,7 @@ from harness.plugin_api import (
     HasMembership,
     HasOptions,
     ImagePackages,
+    LogPatterns,
     Mutable,
     Preflight,
     Recipe,
@@ -106,6 +109,7 @@ __all__ = [
     "ROLES",
     "SERVICE",
     "UNKNOWN",
+    "BlockingCalls",
     "Bug",
     "Call",
     "CapabilityMissing",
@@ -128,6 +132,7 @@ __all__ = [
     "Invocation",
     "Layout",
     "LocalBackend",
+    "LogPatterns",
     "Membership",
     "Mutable",
     "Nemesis",
