@@ -7,14 +7,14 @@ description runs as local processes or in containers), makes clients for the wor
 says which capabilities (:mod:`harness.capabilities`) it offers, and brings its own checkers, fault
 packages and known-unsafe modes. Optional protocols below add what only some systems have: who leads
 (:class:`harness.capabilities.Primaries`), a membership State, a rejoin step after a wipe, extra
-artifacts to collect.
+artifacts to collect, its own log patterns.
 
 The framework never imports a plugin: it finds them through the entry points.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTROL", "NODE", "ROLES", "SERVICE", "Bug", "Collects", "DeclaresRoles", "DefaultCampaign", "ExplainsGaps",
-    "GuardsWipes", "HasCode", "HasMembership", "HasOptions", "ImagePackages", "Layout", "Mutable", "Preflight",
-    "ProcessSpec", "Recipe", "Rejoins", "SystemOption", "SystemPlugin", "Transitions", "declared_roles",
+    "GuardsWipes", "HasCode", "HasMembership", "HasOptions", "ImagePackages", "Layout", "LogPatterns", "Mutable",
+    "Preflight", "ProcessSpec", "Recipe", "Rejoins", "SystemOption", "SystemPlugin", "Transitions", "declared_roles",
 ]
 
 @dataclass(frozen=True)
@@ -145,7 +145,8 @@ class Preflight(Protocol):
     """A system that can tell, before anything starts, that it cannot run here (a binary is missing)."""
 
     def unavailable(self, backend: str) -> str | None:
-        """Why the system cannot run on ``backend`` on this machine, in one line; None when it can."""
+        """Why the system cannot run on ``backend`` (the backend's name, a ``str``: ``"local"``, ``"docker"``)
+        on this machine, in one line; None when it can."""
         ...
 
 
@@ -310,4 +311,20 @@ class Mutable(Protocol):
     def equivalent_mutants(self) -> Path | None:
         """The reviewed list of equivalent mutants (TOML, kept in the repository, each with its reason), or
         None; the file need not exist yet."""
+        ...
+
+
+@runtime_checkable
+class LogPatterns(Protocol):
+    """A system whose nodes' logs show failures in words of their own, for the log-pattern checker
+    (:mod:`checkers.log_pattern`), beside its defaults (tracebacks, panics, FATAL, JVM errors and SEVERE)."""
+
+    def log_patterns(self) -> Mapping[str, str]:
+        """Pattern name -> regular expression, matched against each line of the nodes' logs; a default's name
+        (``error``, ``severe``...) replaces that pattern."""
+        ...
+
+    def fatal_log_patterns(self) -> Collection[str]:
+        """The pattern names (its own or the defaults') whose matches make the run invalid; the others' matches
+        are counted and shown. A default it replaces is fatal only if named here."""
         ...

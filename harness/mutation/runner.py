@@ -96,10 +96,10 @@ class RunResult:
     @property
     def evidence_s(self) -> float | None:
         """When a catch's first evidence came, in test seconds: the checkers' ``first_anomaly_s``, at most the
-        run's time limit; else, for a checker that cites no time (log-pattern, convergence: they judge the
-        logs and the state after the heal), the run's time limit; else the history's last operation.
-        Evidence from after the time limit (a final read, the recovery checker's retries) and evidence with
-        no time both come from the campaign of that length, which caught it."""
+        run's time limit; else, for a checker that cites no time (convergence, which judges the state after
+        the heal; log-pattern, on logs whose lines carry no timestamp), the run's time limit; else the
+        history's last operation. Evidence from after the time limit (a final read, the recovery checker's
+        retries) and evidence with no time both come from the campaign of that length, which caught it."""
         if self.first_anomaly_s is not None:
             return self.first_anomaly_s if self.time_limit_s is None else min(self.first_anomaly_s,
                                                                                self.time_limit_s)

@@ -6,7 +6,8 @@
 nor broken at start: the score's denominator) that a run caught with its first evidence at most 30 s
 and 60 s of test time in (``detection.first_anomaly_s`` of the run's results.json). Evidence from after
 the run's time limit (a final read, the recovery checker's retries) and evidence with no time (the
-log-pattern and convergence checkers cite none: they judge the logs and the state after the heal) count
+convergence checker cites none: it judges the state after the heal; nor does log-pattern on logs whose
+lines carry no timestamp, as the reference store's) count
 at the time limit: a campaign of that length caught it. So such a catch in a 60 s run counts within 60 s,
 never within 30 s.
 
