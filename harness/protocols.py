@@ -68,7 +68,9 @@ class WorkerBound(Protocol):
     """
 
     def bind(self, worker: int) -> None:
-        """This client serves ``worker`` (0 .. concurrency-1); called before each ``open``."""
+        """This client serves ``worker``, an ``int`` from 0 to concurrency-1 (the worker's index, not its
+        process number, so it stays the same when the worker reopens a client after an ``info``); called
+        before each ``open``."""
         ...
 
 
