@@ -6,8 +6,10 @@ the shipped plugins to that, and the API reference page is generated from these 
 
 * **The plugin contract**: :class:`SystemPlugin`, and the records it hands back: :class:`ProcessSpec`
   (built from the backend's :class:`Layout`), :class:`Recipe` and :class:`Bug`; the roles :data:`NODE`,
-  :data:`CONTROL` and :data:`SERVICE`; and the small optional protocols a system may add
-  (:class:`Preflight`, :class:`ExplainsGaps`, :class:`Transitions`, :class:`HasMembership`, ...).
+  :data:`CONTROL` and :data:`SERVICE`; the system's own options (:class:`SystemOption`, read from
+  ``test.options``); and the small optional protocols a system may add (:class:`Preflight`,
+  :class:`ExplainsGaps`, :class:`Transitions`, :class:`HasMembership`, :class:`HasOptions`,
+  :class:`DeclaresRoles`, :class:`ImagePackages`, :class:`LogPatterns`, ...).
 * **Operations**: :class:`Client` (and :class:`WorkerBound`), :class:`Invocation` and :class:`Outcome`
   (ok, fail or info), the :class:`Workload` that generates them.
 * **The cluster** as clients and faults see it: :class:`ClusterView`, and :mod:`capabilities` (the names,
