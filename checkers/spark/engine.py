@@ -287,16 +287,18 @@ def check_file_spark(path: str, opts: FileOptions, *, spark_master: str | None =
     from checkers.linearizability.run import FileReport, summarise
     from checkers.models import ModelError
     from checkers.spark.convert import to_parquet
-    from harness.history.errors import HistoryError
+    from harness.history.errors import HistoryError, Problem
     from harness.history.formats import detect_format
     from harness.history.semantics import semantics_for
 
     start = time.monotonic()
+    warnings: list[Problem] = []
     try:
         fmt = detect_format(path) if opts.fmt == "auto" else opts.fmt
         semantics = semantics_for(fmt, opts.nil_read)
         with tempfile.TemporaryDirectory(prefix="fencepost-spark-") as tmp:
-            parquet = path if fmt == "parquet" else to_parquet(path, os.path.join(tmp, "history.parquet"), fmt)
+            parquet = path if fmt == "parquet" else to_parquet(path, os.path.join(tmp, "history.parquet"), fmt,
+                                                               warnings=warnings)
             result = check_parquet_spark(parquet, opts.model, opts.init, spark=spark, spark_master=spark_master,
                                          timeout=opts.timeout, explain=opts.explain, fmt=fmt,
                                          nil_read=semantics.nil_read)
@@ -308,6 +310,7 @@ def check_file_spark(path: str, opts: FileOptions, *, spark_master: str | None =
                           errors=[f"{path}: {e}"])
     summary = summarise(path, fmt, result, time.monotonic() - start)
     summary["semantics"] = semantics.to_dict()
+    summary["warnings"] = [str(w) for w in warnings]  # the conversion's, as the local engine's loading gives
     session = spark or _SESSION
     summary["engine"] = "spark"
     summary["spark_master"] = session.conf.get("spark.master", None) if session is not None else spark_master

@@ -75,3 +75,23 @@ def test_fencepost_check_on_spark_takes_nil_read(spark: Any) -> None:
         assert line["engine"] == "spark", result.output
         got[" ".join(extra)] = (result.exit_code, line["valid"], line["semantics"]["nil_read"])
     assert got == {"": (0, True, "any"), "--nil-read absent": (1, False, "absent")}
+
+
+# :time goes backwards twice (lines 3 and 5), as Jepsen's interpreter can journal it.
+BACKWARDS = """\
+[{:index 0, :time 100, :type :invoke, :process 0, :f :write, :value 1}
+ {:index 1, :time 180, :type :invoke, :process 1, :f :read, :value nil}
+ {:index 2, :time 150, :type :ok, :process 0, :f :write, :value 1}
+ {:index 3, :time 300, :type :ok, :process 1, :f :read, :value 1}
+ {:index 4, :time 250, :type :info, :process :nemesis, :f :kill, :value :all}]
+"""
+
+
+def test_spark_keeps_the_historys_warnings_as_the_local_engine_does(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "time.edn"
+    path.write_text(BACKWARDS)
+    local = check_file(str(path), FileOptions(), workers=1)
+    on_spark = check_file_spark(str(path), FileOptions(), spark=spark)
+    assert local.summary["warnings"] and "time goes backwards" in local.summary["warnings"][0]
+    assert on_spark.valid is local.valid is True
+    assert on_spark.summary["warnings"] == local.summary["warnings"]
