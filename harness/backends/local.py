@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import random
 import shutil
@@ -32,6 +33,7 @@ from harness.backends.iptables import Partitioner, reap_dead_chains
 from harness.backends.iptables import why_unavailable as iptables_unavailable
 from harness.backends.lazyfs.mount import LazyMount
 from harness.backends.local_layout import LocalLayout, code_root_of
+from harness.backends.reaper import harness_identity, reap_abandoned
 from harness.backends.supervisor import Supervisor
 from harness.plugin_api import NODE, SERVICE, HasCode, ProcessSpec
 from harness.process_spec import as_bytes
@@ -39,6 +41,8 @@ from harness.process_spec import as_bytes
 if TYPE_CHECKING:
     from harness.config import TestConfig
     from harness.plugin_api import SystemPlugin
+
+log = logging.getLogger(__name__)
 
 READY_TIMEOUT_S = 60.0
 
@@ -109,6 +113,10 @@ class LocalBackend:
         """Lay out the system in the run's address block, start its processes and wait until they listen."""
         self._run_dir = run_dir
         await asyncio.to_thread(reap_dead_chains)  # a killed harness's partitions would cut this cluster too
+        # What SIGKILLed harnesses left in this store (processes, lazy filesystems' mounts, cgroups): a run's
+        # folder is STORE/<test name>/<time> (harness.store.RunStore).
+        for line in await asyncio.to_thread(reap_abandoned, run_dir.parent.parent):
+            log.warning("reaped a killed run's leftovers: %s", line)
         self._block = claim_block()
         root = cgroup2_root()
         self.groups = ProcessGroups(root, f"{run_dir.name.replace('.', '')}-{os.getpid()}") if root else None
@@ -189,12 +197,13 @@ class LocalBackend:
             if waiting:
                 time.sleep(0.05)
 
-    def _write_cleanup(self) -> None:
+    def _write_cleanup(self, torn_down: bool = False) -> None:
         assert self._run_dir is not None and self.layout is not None
         data = {"cluster_dir": str(self.layout.dir), "pids": self.supervisor.started(),
                 "cgroups": str(self.groups.base) if self.groups else None,
                 "iptables_chain": self._partitioner.chain if self._partitioner else None,
-                "addresses": {n: list(self.address(n)) for n in self.specs}}
+                "addresses": {n: list(self.address(n)) for n in self.specs},
+                "harness": harness_identity(), "torn_down": torn_down}
         tmp = self._run_dir / ".cleanup.json.tmp"
         tmp.write_text(json.dumps(data) + "\n")
         os.replace(tmp, self._run_dir / "cleanup.json")
@@ -214,6 +223,8 @@ class LocalBackend:
                 faketime.remove_leftovers(self.supervisor.all_pids())
             if self.groups is not None:
                 await asyncio.to_thread(self.groups.remove)
+            if self._run_dir is not None and self.layout is not None:
+                self._write_cleanup(torn_down=True)
             if self._block is not None:
                 self._block.release()
 

@@ -1,19 +1,65 @@
 """Reap what a killed local run left behind: its processes, its lazy filesystems, its iptables chain.
 
-A run writes ``RUN/cleanup.json`` as it starts processes (every pid, its cluster folder, its chain), so
-``fencepost cluster down --store DIR`` can stop what a SIGKILLed harness could not.
+A run writes ``RUN/cleanup.json`` as it starts processes (every pid, its cluster folder, its chain, and the
+harness's own pid and start time), and marks it torn down when it ends. The next local run in the same
+store reaps every run whose harness is gone without having torn down (:func:`reap_abandoned`), and
+``fencepost cluster down --store DIR`` reaps them all.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 from harness.backends import faketime
 from harness.backends.cgroups import remove_tree
 from harness.backends.iptables import delete_chain
 from harness.backends.lazyfs.mount import fuse_mounts_under, unmount
 from harness.backends.supervisor import kill_pids, pids_mentioning
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/PID/stat`` field 22), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])  # the fields after the command's closing parenthesis
+
+
+def harness_identity() -> dict[str, int | None]:
+    """This harness process, as ``cleanup.json`` records it: its pid and when it started (a reused pid is
+    another process)."""
+    return {"pid": os.getpid(), "start": _start_ticks(os.getpid())}
+
+
+def harness_alive(identity: dict[str, Any]) -> bool:
+    """Whether the harness ``identity`` names still runs."""
+    pid = identity.get("pid")
+    return isinstance(pid, int) and _start_ticks(pid) == identity.get("start") is not None
+
+
+def reap_abandoned(store: Path) -> list[str]:
+    """Reap each run under ``store`` whose harness is gone without tearing its cluster down (SIGKILLed);
+    mark it torn down, and say what was done. Runs whose harness still runs, and those written before
+    harnesses were recorded, are left alone (``fencepost cluster down --store`` reaps those)."""
+    done: list[str] = []
+    for cleanup in sorted(store.glob("*/*/cleanup.json")):  # STORE/<test name>/<time>/cleanup.json
+        try:
+            data = json.loads(cleanup.read_text())
+        except (OSError, ValueError):
+            continue
+        identity = data.get("harness")
+        if data.get("torn_down") or not isinstance(identity, dict) or harness_alive(identity):
+            continue
+        done.extend(reap_run_dir(cleanup.parent))
+        data["torn_down"] = True
+        tmp = cleanup.with_name(".cleanup.json.reaped")
+        tmp.write_text(json.dumps(data) + "\n")
+        os.replace(tmp, cleanup)
+    return done
 
 
 def reap_run_dir(run_dir: Path) -> list[str]:

@@ -55,9 +55,10 @@ def start_test(store: Path, *extra: str) -> subprocess.Popen[bytes]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def wait_for_faults(store: Path, timeout: float = 90) -> Path:
-    """Wait until the run's history shows a partition applied (a kill without iptables); return its path."""
-    fault = "start-partition" if why_unavailable() is None else "start-kill"
+def wait_for_faults(store: Path, timeout: float = 90, fault: str | None = None) -> Path:
+    """Wait until the run's history shows ``fault`` applied (default: a partition, or a kill without
+    iptables); return its path."""
+    fault = fault or ("start-partition" if why_unavailable() is None else "start-kill")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for history in run_files(store, "history.jsonl"):
@@ -122,3 +123,28 @@ def test_sigkilled_harness_is_reaped_by_cluster_down_and_its_history_checks(tmp_
     check = subprocess.run([*FENCEPOST, "check", str(history)], capture_output=True, text=True, timeout=120)
     assert check.returncode in (0, 2), check.stdout + check.stderr
     assert "Traceback" not in check.stderr
+
+
+def test_the_next_run_in_the_store_reaps_what_a_sigkilled_harness_left(tmp_path: Path) -> None:
+    from harness.backends.lazyfs.mount import fuse_mounts_under
+    from harness.backends.local import lazyfs_unavailable
+
+    power = lazyfs_unavailable() is None
+    with start_test(tmp_path, "--nemesis", "kill,lose-unsynced" if power else "kill") as proc:
+        try:
+            history = wait_for_faults(tmp_path, fault="start-kill")
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            proc.kill()
+    killed = history.parent
+    assert processes_under(killed), "the killed harness should have left its cluster running"
+    if power:
+        assert fuse_mounts_under(str(killed)), "the killed harness should have left its lazy filesystems mounted"
+    nxt = subprocess.run([*FENCEPOST, "test", "--nemesis", "none", "--time-limit", "2", "--seed", "1", "--store",
+                          str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert nxt.returncode == 0, nxt.stdout + nxt.stderr
+    assert processes_under(killed) == []
+    assert fuse_mounts_under(str(killed)) == []
+    assert '"torn_down": true' in (killed / "cleanup.json").read_text()
+    assert_clean(tmp_path)
