@@ -16,6 +16,7 @@ from checkers.spark.engine import check_file_spark
 from harness.cli.main import cli
 from harness.history.jsonl import write_jsonl
 from harness.history.op import Op, OpType
+from tests.checkers.test_check_jepsen import BACKWARDS
 
 pytestmark = pytest.mark.spark
 
@@ -76,15 +77,6 @@ def test_fencepost_check_on_spark_takes_nil_read(spark: Any) -> None:
         got[" ".join(extra)] = (result.exit_code, line["valid"], line["semantics"]["nil_read"])
     assert got == {"": (0, True, "any"), "--nil-read absent": (1, False, "absent")}
 
-
-# :time goes backwards twice (lines 3 and 5), as Jepsen's interpreter can journal it.
-BACKWARDS = """\
-[{:index 0, :time 100, :type :invoke, :process 0, :f :write, :value 1}
- {:index 1, :time 180, :type :invoke, :process 1, :f :read, :value nil}
- {:index 2, :time 150, :type :ok, :process 0, :f :write, :value 1}
- {:index 3, :time 300, :type :ok, :process 1, :f :read, :value 1}
- {:index 4, :time 250, :type :info, :process :nemesis, :f :kill, :value :all}]
-"""
 
 
 def test_spark_keeps_the_historys_warnings_as_the_local_engine_does(spark: Any, tmp_path: Path) -> None:

@@ -8,9 +8,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,6 +19,7 @@ from harness.cluster import Cluster
 from harness.cluster_view import ClusterView
 from harness.config import TestConfig
 from harness.plugin_api import NODE, Layout, ProcessSpec
+from tests.harness.backends.process_only import ProcessOnly
 
 pytestmark = pytest.mark.skipif(why_unavailable() is not None, reason=f"{why_unavailable()}")
 
@@ -40,12 +39,11 @@ while True:
 """
 
 
-class Probes:
+class Probes(ProcessOnly):
     """Two processes, a and b; each keeps trying to connect to the other and writes down what happened."""
 
     name = "probes"
     description = "two processes that connect to each other without binding their sockets"
-    workloads = ()
     capabilities = frozenset({"processes", "network"})
 
     def processes(self, test: TestConfig, layout: Layout) -> list[ProcessSpec]:
@@ -57,21 +55,6 @@ class Probes:
             argv = (sys.executable, "-c", PROBE, *map(str, addr[peer]), out, *map(str, addr[me]))
             specs.append(ProcessSpec(me, NODE, argv, addr[me][1], data_dir=layout.data_dir(me)))
         return specs
-
-    async def ready(self, cluster: ClusterView, timeout: float) -> None:
-        pass
-
-    def client(self, workload: Any, cluster: ClusterView) -> Any:
-        raise NotImplementedError
-
-    def checkers(self, test: TestConfig) -> list[Any]:
-        return []
-
-    def faults(self) -> Mapping[str, Any]:
-        return {}
-
-    def bugs(self) -> Mapping[str, Any]:
-        return {}
 
 
 def seen(cluster: ClusterView, name: str) -> list[str]:

@@ -6,9 +6,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,17 +16,17 @@ from harness.cluster import running
 from harness.cluster_view import ClusterView
 from harness.config import TestConfig
 from harness.plugin_api import NODE, Layout, ProcessSpec
+from tests.harness.backends.process_only import ProcessOnly
 
 SERVER = "import http.server, sys; http.server.HTTPServer((sys.argv[1], int(sys.argv[2])), " \
          "http.server.SimpleHTTPRequestHandler).serve_forever()"
 
 
-class ShellWrapped:
+class ShellWrapped(ProcessOnly):
     """One node whose server runs under a shell that does not exec it (the shell stays its parent)."""
 
     name = "shell-wrapped"
     description = "an HTTP server started through sh -c, as plugins often do"
-    workloads = ()
     capabilities = frozenset({"processes"})
 
     def processes(self, test: TestConfig, layout: Layout) -> list[ProcessSpec]:
@@ -39,25 +37,6 @@ class ShellWrapped:
             host = "0.0.0.0"
         script = f"cd {data} && {layout.python} -c '{SERVER}' {host} {port}; echo the server exited"
         return [ProcessSpec("n1", NODE, ("sh", "-c", script), port, data_dir=data)]
-
-    def image_packages(self) -> tuple[str, ...]:
-        """The packages the other docker tests' systems ask for, so their debootstrapped base serves here too."""
-        return ("etcd-server",)
-
-    async def ready(self, cluster: ClusterView, timeout: float) -> None:
-        return None
-
-    def client(self, workload: Any, cluster: ClusterView) -> Any:
-        raise NotImplementedError
-
-    def checkers(self, test: TestConfig) -> list[Any]:
-        return []
-
-    def faults(self) -> Mapping[str, Any]:
-        return {}
-
-    def bugs(self) -> Mapping[str, Any]:
-        return {}
 
 
 def answers(host: str, port: int) -> bool:
@@ -86,20 +65,27 @@ def servers_under(folder: str) -> list[int]:
     return found
 
 
+async def paused_then_killed(cluster: ClusterView) -> None:
+    """The server answers, stops answering while paused, answers again once resumed, and is gone once killed."""
+    host, port = cluster.address("n1")
+    assert await asyncio.to_thread(answers, host, port)
+    await cluster.processes.pause("n1")
+    assert not await asyncio.to_thread(answers, host, port), "the paused server still answered"
+    await cluster.processes.resume("n1")
+    assert await asyncio.to_thread(answers, host, port)
+    await cluster.processes.kill("n1")
+    assert not await asyncio.to_thread(answers, host, port), "the killed server still answered"
+    assert not cluster.processes.running("n1")
+
+
 def test_kill_and_pause_reach_a_server_behind_a_shell_wrapper(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with running(TestConfig(system="shell-wrapped", nodes=1), ShellWrapped(), LocalBackend(),
                            tmp_path) as cluster:
             host, port = cluster.address("n1")
             folder = str(cluster.specs["n1"].data_dir)
-            assert await asyncio.to_thread(answers, host, port)
             assert len(servers_under(folder)) == 1
-            await cluster.processes.pause("n1")
-            assert not await asyncio.to_thread(answers, host, port), "the paused server still answered"
-            await cluster.processes.resume("n1")
-            assert await asyncio.to_thread(answers, host, port)
-            await cluster.processes.kill("n1")
-            assert not await asyncio.to_thread(answers, host, port), "the killed server still answered"
+            await paused_then_killed(cluster)
             assert servers_under(folder) == [], "the server outlived the kill of its shell"
             await cluster.processes.start("n1")
             for _ in range(100):
@@ -125,14 +111,6 @@ def test_kill_and_pause_reach_a_server_behind_a_shell_wrapper_in_a_container(tmp
     async def scenario() -> None:
         async with running(TestConfig(system="shell-wrapped", nodes=1, backend="docker"), ShellWrapped(),
                            DockerBackend(), tmp_path) as cluster:
-            host, port = cluster.address("n1")
-            assert await asyncio.to_thread(answers, host, port)
-            await cluster.processes.pause("n1")
-            assert not await asyncio.to_thread(answers, host, port), "the paused server still answered"
-            await cluster.processes.resume("n1")
-            assert await asyncio.to_thread(answers, host, port)
-            await cluster.processes.kill("n1")
-            assert not await asyncio.to_thread(answers, host, port), "the killed server still answered"
-            assert not cluster.processes.running("n1")
+            await paused_then_killed(cluster)
 
     asyncio.run(scenario())

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import http.client
 import ipaddress
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +18,18 @@ from harness.cluster import running
 from harness.cluster_view import ClusterView
 from harness.config import TestConfig
 from harness.plugin_api import NODE, Layout, ProcessSpec
+from tests.harness.backends.process_only import ProcessOnly
 
 SERVER = ("import http.server, os, sys; os.chdir(sys.argv[3]); assert os.path.exists('id'), 'no id file'; "
           "http.server.HTTPServer((sys.argv[1], int(sys.argv[2])), "
           "http.server.SimpleHTTPRequestHandler).serve_forever()")
 
 
-class NeedsItsId:
+class NeedsItsId(ProcessOnly):
     """One node that refuses to start without an id file in its data directory, and serves that directory."""
 
     name = "needs-its-id"
     description = "a server that reads files it needs before it starts"
-    workloads = ()
     capabilities = frozenset({"processes", "disk"})
 
     def processes(self, test: TestConfig, layout: Layout) -> list[ProcessSpec]:
@@ -39,25 +38,6 @@ class NeedsItsId:
         argv = (layout.python, "-c", SERVER, host, str(port), data)
         return [ProcessSpec("n1", NODE, argv, port, data_dir=data,
                             files={"id": "n1\n", "conf/extra.bin": b"\x00\x01"})]
-
-    def image_packages(self) -> tuple[str, ...]:
-        """The packages the other docker tests' systems ask for, so their debootstrapped base serves here too."""
-        return ("etcd-server",)
-
-    async def ready(self, cluster: ClusterView, timeout: float) -> None:
-        return None
-
-    def client(self, workload: Any, cluster: ClusterView) -> Any:
-        raise NotImplementedError
-
-    def checkers(self, test: TestConfig) -> list[Any]:
-        return []
-
-    def faults(self) -> Mapping[str, Any]:
-        return {}
-
-    def bugs(self) -> Mapping[str, Any]:
-        return {}
 
 
 def fetch(cluster: ClusterView, path: str) -> bytes | None:
