@@ -36,12 +36,17 @@ def fencepost(bin_dir: Path, *args: str, timeout: float = 300) -> subprocess.Com
                           cwd=bin_dir.parent)
 
 
-def test_the_fresh_install_lists_both_systems_and_has_no_optional_extras(fresh: Path) -> None:
+def test_the_fresh_install_lists_only_the_plugin_it_installed_and_runs_it_unnamed(fresh: Path) -> None:
+    """Fencepost's core brings no system of its own (the shipped ones are plugins too): installed with
+    toy-kv alone, it lists toy-kv alone, and a command that names no system runs it."""
     listed = fencepost(fresh, "systems")
     assert listed.returncode == 0, listed.stderr
     names = [line.split()[0] for line in listed.stdout.splitlines() if line and not line.startswith(" ")]
-    assert "reference" in names and "toy-kv" in names
-    assert "toy-kv" in listed.stdout and "async-replication" in listed.stdout
+    assert names == ["toy-kv"]
+    assert "async-replication" in listed.stdout
+    planned = fencepost(fresh, "test", "--nemesis", "kill", "--plan", "--seed", "1")
+    assert planned.returncode == 0, planned.stderr
+    assert "Plan of toy-kv-register-kill" in planned.stdout
     extras = subprocess.run([str(fresh / "python"), "-c", "import importlib.util as u; "
                              "print([m for m in ('docker', 'pyspark', 'mfusepy') if u.find_spec(m)])"],
                             capture_output=True, text=True, timeout=60)
