@@ -35,7 +35,8 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy fencepost harness system nemesis checkers workloads reports plugins/reference/fencepost_reference \
 		plugins/etcd/fencepost_etcd tests examples/toy_kv
-	PYTHONPATH=examples/toy_kv $(BIN)/lint-imports
+	$(BIN)/lint-imports
+	cd examples/toy_kv && ../../$(BIN)/lint-imports
 
 docs: setup
 	$(BIN)/mkdocs build --strict -d build/site
