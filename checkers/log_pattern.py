@@ -176,17 +176,20 @@ class LogPatternChecker:
         return LogPatternChecker(patterns, fatal)
 
     def _for_run(self, ctx: CheckContext) -> tuple[LogPatternChecker, list[str]]:
-        """This checker with the run's system's patterns, and a note when the system could not be loaded."""
+        """This checker with the run's system's patterns (the run's own plugin, else the system its test
+        names, loaded), and a note when the system could not be loaded."""
         system = ctx.test.get("system")
-        if not system or not isinstance(system, str):
-            return self, []
-        from harness.registry import load_system
+        plugin = ctx.system
+        if plugin is None:
+            if not system or not isinstance(system, str):
+                return self, []
+            from harness.registry import load_system
 
-        try:
-            plugin = load_system(system)
-        except Exception as e:
-            return self, [f"system {system!r} could not be loaded ({type(e).__name__}: {e}): "
-                          "its own log patterns, if any, were not used"]
+            try:
+                plugin = load_system(system)
+            except Exception as e:
+                return self, [f"system {system!r} could not be loaded ({type(e).__name__}: {e}): "
+                              "its own log patterns, if any, were not used"]
         try:
             return self.for_plugin(plugin), []
         except ValueError as e:  # the plugin's mistake: the result is unknown, with this error

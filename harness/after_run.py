@@ -4,19 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.checker_protocol import CheckContext, Checker, run_checkers
 from harness.history.op import Op
 from harness.store import RunDir
 
+if TYPE_CHECKING:
+    from harness.config import TestConfig
+    from harness.plugin_api import SystemPlugin
+    from harness.protocols import Workload
 
-def check_run(run: RunDir, checkers: Sequence[Checker], history: Sequence[Op], test: dict[str, Any]) -> dict[str, Any]:
+
+def checkers_for(workload: Workload, system: SystemPlugin, config: TestConfig) -> list[Checker]:
+    """The checkers a run of ``config`` gets besides the standard ones: the workload's, then the system's."""
+    return [*workload.checkers(), *system.checkers(config)]
+
+
+def check_run(run: RunDir, checkers: Sequence[Checker], history: Sequence[Op], test: dict[str, Any],
+              system: object | None = None) -> dict[str, Any]:
     """Run ``checkers`` (the workload's and the system's) and the installed standard ones
-    (:func:`harness.registry.standard_checkers`); write and return results.json's content."""
+    (:func:`harness.registry.standard_checkers`), ``system`` (the run's plugin) in their context; write and
+    return results.json's content."""
     from harness.registry import standard_checkers
 
-    ctx = CheckContext(test=test, run_dir=run.path)
+    ctx = CheckContext(test=test, run_dir=run.path, system=system)
     results = run_checkers([*checkers, *standard_checkers()], history, ctx)
     if results["valid"] is False:
         from harness.detection import detection

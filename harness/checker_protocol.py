@@ -37,11 +37,14 @@ class CheckContext:
         test: the test config (test.json).
         run_dir: the run's folder, for node logs and dumps and for writing plots; None for a bare history.
         options: checker-specific options.
+        system: the plugin of the system the run tested (a :class:`harness.plugin_api.SystemPlugin`), when the
+            check runs after a run or a recheck; None for a bare history.
     """
 
     test: Mapping[str, Any] = field(default_factory=dict)
     run_dir: Path | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    system: object | None = None
 
 
 @runtime_checkable

@@ -87,7 +87,7 @@ def run_test(config: TestConfig, store: str | Path, *, progress: Progress | None
     Raises:
         registry.Refused: the test asks for something its run cannot do (nothing was started).
     """
-    from harness.after_run import check_run, render_report
+    from harness.after_run import check_run, checkers_for, render_report
     from harness.lifecycle import execute
     from harness.logs import run_logging
 
@@ -99,7 +99,8 @@ def run_test(config: TestConfig, store: str | Path, *, progress: Progress | None
                                           progress=progress))
         except asyncio.CancelledError:  # SIGTERM cancels the test as Ctrl-C does; both end as an interruption
             raise KeyboardInterrupt from None
-        results = check_run(run, [*p.workload.checkers(), *p.system.checkers(config)], history, config.to_dict())
+        results = check_run(run, checkers_for(p.workload, p.system, config), history, config.to_dict(),
+                            system=p.system)
         report = render_report(run)
     ok_ops = sum(1 for op in history if op.type.value == "ok" and op.process != "nemesis")
     return RunOutcome(run, results, report, ok_ops)

@@ -33,8 +33,9 @@ from harness.checker_protocol import Checker
 from harness.config import TestConfig
 from harness.plugin_api import ExplainsGaps, HasOptions, SystemOption, SystemPlugin
 from harness.protocols import Nemesis, Workload
+from harness.system_choice import SYSTEMS_GROUP as SYSTEMS
+from harness.system_choice import installed_systems
 
-SYSTEMS = "fencepost.systems"
 BACKENDS = "fencepost.backends"
 WORKLOADS = "fencepost.workloads"
 NEMESES = "fencepost.nemeses"
@@ -68,7 +69,7 @@ def _load(group_name: str, what: str, name: str) -> Any:
 
 def system_names() -> list[str]:
     """The installed systems."""
-    return sorted(group(SYSTEMS))
+    return installed_systems()
 
 
 def default_system() -> str:

@@ -77,6 +77,8 @@ class LocalBackend:
         self.mounts: dict[str, LazyMount] = {}
         """Each node's lazy filesystem, when the run needs the power-loss capability."""
         self._run_dir: Path | None = None
+        self._harness = harness_identity()
+        """This harness process (pid and start time), recorded in cleanup.json for the next run's reaper."""
         self._collected_to: Path | None = None
         """Where :meth:`collect` copied the logs; teardown copies them again once the processes have stopped."""
         self._faketime = False
@@ -203,7 +205,7 @@ class LocalBackend:
                 "cgroups": str(self.groups.base) if self.groups else None,
                 "iptables_chain": self._partitioner.chain if self._partitioner else None,
                 "addresses": {n: list(self.address(n)) for n in self.specs},
-                "harness": harness_identity(), "torn_down": torn_down}
+                "harness": self._harness, "torn_down": torn_down}
         tmp = self._run_dir / ".cleanup.json.tmp"
         tmp.write_text(json.dumps(data) + "\n")
         os.replace(tmp, self._run_dir / "cleanup.json")

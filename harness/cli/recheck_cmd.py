@@ -16,8 +16,7 @@ import click
 
 from harness.cli.errors import fail
 from harness.cli.exit_codes import for_validity
-
-VERDICT_WORDS = {True: "VALID", False: "INVALID", "unknown": "UNKNOWN"}
+from harness.cli.test_cmd import VERDICT_WORDS, print_failing
 
 
 @click.command()
@@ -26,7 +25,7 @@ def recheck(run_dirs: tuple[Path, ...]) -> None:
     """Judge stored runs again with today's checkers and render their reports again. Exits 0/1/2/3 (the worst
     verdict among the runs)."""
     from harness import registry
-    from harness.after_run import check_run, render_report
+    from harness.after_run import check_run, checkers_for, render_report
     from harness.checker_protocol import merge_validity
     from harness.config import TestConfig
     from harness.history.errors import HistoryError
@@ -41,7 +40,7 @@ def recheck(run_dirs: tuple[Path, ...]) -> None:
             test = run.read_config()
             config = TestConfig.from_dict(test)
             system = registry.load_system(config.system)
-            checkers = [*registry.load_workload(config.workload, config).checkers(), *system.checkers(config)]
+            checkers = checkers_for(registry.load_workload(config.workload, config), system, config)
             history = run.read_history()
         except registry.Refused as e:
             fail(f"{path}: {e}")
@@ -53,14 +52,11 @@ def recheck(run_dirs: tuple[Path, ...]) -> None:
         if before is not None:
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
             shutil.copy2(run.results_json, run.path / f"results.{stamp}.json")
-        results = check_run(run, checkers, history, test)
+        results = check_run(run, checkers, history, test, system=system)
         report = render_report(run)
         was = f" (was {VERDICT_WORDS.get(before.get('valid'), 'UNKNOWN')})" if before is not None else ""
         click.echo(f"{VERDICT_WORDS.get(results['valid'], 'UNKNOWN')}  {path}{was}")
-        for name, result in results["checkers"].items():
-            if result["valid"] is not True:
-                click.echo(f"  {name}: {VERDICT_WORDS.get(result['valid'], 'UNKNOWN')} {result.get('error', '')}"
-                           .rstrip())
+        print_failing(results)
         click.echo(f"report: {report if report else run.results_json}")
         verdicts.append(results["valid"])
     sys.exit(for_validity(merge_validity(verdicts)))

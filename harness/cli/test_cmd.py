@@ -155,10 +155,18 @@ def run_and_report(config: TestConfig, store: str) -> int:
         return ERROR
     verdict = outcome.valid
     click.echo(f"{VERDICT_WORDS.get(verdict, 'UNKNOWN')}  {config.name}  ({outcome.ok_ops} ok ops)")
-    for name, result in outcome.results["checkers"].items():
+    print_failing(outcome.results)
+    click.echo(f"report: {outcome.report if outcome.report else outcome.run.results_json}")
+    return for_validity(verdict)
+
+
+def print_failing(results: dict[str, object]) -> None:
+    """For each checker of ``results`` (results.json's content) that did not judge valid: its verdict, its
+    error if any, and the first lines of why (:func:`why_lines`)."""
+    checkers = results["checkers"]
+    assert isinstance(checkers, dict)
+    for name, result in checkers.items():
         if result["valid"] is not True:
             click.echo(f"  {name}: {VERDICT_WORDS.get(result['valid'], 'UNKNOWN')} {result.get('error', '')}".rstrip())
             for line in why_lines(result):
                 click.echo(f"    {line}")
-    click.echo(f"report: {outcome.report if outcome.report else outcome.run.results_json}")
-    return for_validity(verdict)
