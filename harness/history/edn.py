@@ -1,5 +1,9 @@
 """Jepsen EDN histories: a ``[...]`` or ``(...)`` of op maps, or one map per line; ``;`` comments allowed.
 
+A transaction (``:f :txn``, or no ``:f`` and a value of micro-ops, as in Elle's own histories) keeps its
+micro-ops as lists, each function a plain string (``[:append 3 1]`` reads as ``["append", 3, 1]``; ``nil``
+reads as None; :mod:`harness.history.micro_ops`).
+
 An op may be a tagged record, as Jepsen 0.3 prints its ops (``#jepsen.history.Op{:index 0, ...}``);
 ``jepsen.independent`` tuples become keys (:mod:`harness.history.independent`). Keywords and sets are
 remembered (:mod:`harness.history.edn_values`), so that writing a history back gives the EDN Jepsen
@@ -20,6 +24,7 @@ from typing import Any
 from harness.history.edn_values import Keyword, allow_tags, plain, to_edn
 from harness.history.errors import Problem
 from harness.history.independent import KEY_NIL, TUPLES, edn_mode, split_tuples
+from harness.history.micro_ops import TXN, looks_like_txn, plain_function_names
 from harness.history.op import NEMESIS, Op
 from harness.history.records import RecordError, op_from_record
 
@@ -167,6 +172,10 @@ def read_edn(path: str | Path) -> Iterator[tuple[int, Op | Problem]]:
             for field in ("type", "f", "process"):
                 if type(record.get(field)) is Keyword:
                     record[field] = str(record[field])
+            if "f" not in record and looks_like_txn(record.get("value")):
+                record["f"] = TXN  # Elle's own histories leave :f out of transactions
+            if record.get("f") == TXN:
+                plain_function_names(record.get("value"))
         try:
             op = op_from_record(record, position)
         except RecordError as e:

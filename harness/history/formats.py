@@ -1,12 +1,17 @@
 """Read and write histories in every supported format, with detection and validation.
 
 Formats: ``jsonl`` (native, read/write), ``edn`` (Jepsen, read/write), ``parquet`` (read/write),
-``porcupine-etcd`` and ``porcupine-kv`` (read only).
+``elle-json`` (elle-cli's JSON array of ops), ``porcupine-etcd`` and ``porcupine-kv`` (read only).
+
+With ``lines=True``, :func:`load_history` and :func:`iter_history` put each op's source line in
+``op.extra["line"]`` (the transactional checker names ``file:line`` in its explanations); it is off by
+default, so ops read back compare equal to the ops written.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +39,7 @@ READERS: dict[str, Reader] = {
     "jsonl": _lazy("harness.history.jsonl:read_jsonl"),
     "edn": _lazy("harness.history.edn:read_edn"),
     "parquet": _lazy("harness.history.parquet:read_parquet"),
+    "elle-json": _lazy("harness.history.elle_json:read_elle_json"),
     "porcupine-etcd": _lazy("harness.history.porcupine:read_porcupine_etcd"),
     "porcupine-kv": _lazy("harness.history.porcupine:read_porcupine_kv"),
 }
@@ -44,6 +50,10 @@ WRITERS: dict[str, Callable[[Iterable[Op], str | Path], None]] = {
 }
 FORMATS = ("auto", *READERS)
 MAX_PROBLEMS = 50
+LINE = "line"
+"""The ``extra`` field that holds an op's source line when a history is read with ``lines=True``."""
+_JSON_ARRAY_OF_OBJECTS = re.compile(r'\[\s*\{\s*"[^"\n]*"\s*:')
+"""The start of elle-cli's JSON history: an array whose first element is a JSON object (EDN maps have keyword keys)."""
 
 
 def detect_format(path: str | Path) -> str:
@@ -70,6 +80,8 @@ def detect_format(path: str | Path) -> str:
         return "porcupine-etcd"
     if text.startswith("{\""):
         return "jsonl"
+    if _JSON_ARRAY_OF_OBJECTS.match(text):
+        return "elle-json"
     first_line = text.split("\n", 1)[0]
     from harness.history.porcupine import _KV_LINE
 
@@ -87,11 +99,12 @@ def detect_format(path: str | Path) -> str:
 
 
 def iter_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool = False,
-                 warnings: list[Problem] | None = None) -> Iterator[tuple[int, Op]]:
+                 warnings: list[Problem] | None = None, lines: bool = False) -> Iterator[tuple[int, Op]]:
     """Yield ``(line, op)`` for each op, validating as it goes.
 
     ``allow_torn_tail`` (JSONL only) drops a torn last line, as a killed writer leaves. ``warnings``, when
     given, receives what did not make the history malformed (EDN's time going backwards), at the end.
+    ``lines`` also puts each op's line in ``op.extra["line"]``.
 
     Raises:
         HistoryError: with every problem found (up to a cap), once the file has been read.
@@ -112,6 +125,8 @@ def iter_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
                 continue
             if not problems:
                 assert isinstance(item, Op)
+                if lines:
+                    item.extra[LINE] = line
                 yield line, item
     except FileNotFoundError:
         raise HistoryError([Problem(name, 0, "no such file")]) from None
@@ -157,7 +172,7 @@ def _raise_problems(name: str, problems: list[Problem], extra: int) -> None:
 
 
 def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool = False,
-                 warnings: list[Problem] | None = None) -> list[Op]:
+                 warnings: list[Problem] | None = None, lines: bool = False) -> list[Op]:
     """Read and validate a whole history.
 
     Args:
@@ -166,6 +181,8 @@ def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
         allow_torn_tail: drop a torn last JSONL line, as a killed writer leaves.
         warnings: receives what did not make the history malformed: in EDN, where time is advisory
             (:mod:`harness.history.semantics`), one warning when time goes backwards.
+        lines: put each op's source line in ``op.extra["line"]`` (JSONL: the line; EDN and elle-json:
+            the line where the op's map starts; Parquet: the row, from 1).
 
     Raises:
         HistoryError: every problem found, each naming ``file:line``.
@@ -187,6 +204,8 @@ def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
                 found = feed(line, item)
                 if not found:
                     if not problems:
+                        if lines:
+                            item.extra[LINE] = line
                         append(item)
                     continue
             else:

@@ -12,6 +12,9 @@
   is absent; ``fail`` dropped, ``info`` as above; ops are ordered by ``index``, and time going
   backwards makes the history malformed; keys come from the ``key`` field.
 
+* ``elle-json`` (elle-cli's JSON, named ``elle``): read as elle-cli reads it, through Jepsen's history:
+  ops are ordered by position and ``time`` is advisory, as in EDN; a nil read is absent.
+
 * ``porcupine-etcd`` and ``porcupine-kv`` (named ``porcupine``): nil is absent, as Porcupine reads
   them; ops are ordered by position. The ``etcd`` model keeps a failed cas as "the value was not old".
 
@@ -28,7 +31,7 @@ from typing import Any
 NIL_READS = ("any", "absent")
 """``any``: an ok read of nil is legal in every state (Knossos). ``absent``: nil is a value, "no value"."""
 
-ADVISORY_TIME_FORMATS = frozenset({"edn"})
+ADVISORY_TIME_FORMATS = frozenset({"edn", "elle-json"})
 """Formats whose ``time`` may go backwards (Jepsen records it from many threads); ops keep their order."""
 
 
@@ -37,7 +40,8 @@ class Semantics:
     """The rules a history was checked by.
 
     Attributes:
-        name: whose rules: ``knossos`` (Jepsen EDN), ``fencepost`` (native) or ``porcupine``.
+        name: whose rules: ``knossos`` (Jepsen EDN), ``elle`` (elle-cli JSON), ``fencepost`` (native) or
+            ``porcupine``.
         nil_read: ``any`` or ``absent`` (see :data:`NIL_READS`).
         time: ``advisory`` (going backwards is a warning) or ``strict`` (it is an error).
         order: what orders the ops: ``position`` or ``index``.
@@ -63,6 +67,8 @@ def semantics_for(fmt: str, nil_read: str | None = None) -> Semantics:
         raise ValueError(f"nil-read must be one of {', '.join(NIL_READS)}, got {nil_read!r}")
     if fmt == "edn":
         return Semantics("knossos", nil_read or "any", "advisory", "position")
+    if fmt == "elle-json":
+        return Semantics("elle", nil_read or "absent", "advisory", "position")
     if fmt.startswith("porcupine"):
         return Semantics("porcupine", nil_read or "absent", "strict", "position")
     return Semantics("fencepost", nil_read or "absent", "strict", "index")
