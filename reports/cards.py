@@ -22,7 +22,7 @@ from reports.templating import environment
 SHOWN_ELSEWHERE = frozenset({"valid", "valid?", "error", "traceback", "explanation", "summary", "seconds", "html",
                              "plots"})
 ARTIFACT_SUFFIXES = (".html", ".htm", ".png", ".svg", ".jpg", ".jpeg")
-SPECIAL = {"stats", "exceptions", "perf", "availability", "log-pattern", "timeline"}
+SPECIAL = {"stats", "exceptions", "perf", "availability", "log-pattern", "timeline", "txn"}
 SEVERITY = {"invalid": 0, "unknown": 1, "unchecked": 2, "valid": 3}
 PROBLEMS = frozenset({"invalid", "unknown"})
 

@@ -1,5 +1,6 @@
 """Render a run folder's ``report.html``: verdict banner, config, checker results, plots, timeline, files.
 
+A transactional check's anomalies open the report, each cycle drawn (:mod:`reports.txn_view`).
 The "Faults" section shows the schedule the seed planned and what the nemesis did (:mod:`reports.schedule_view`).
 The report is rebuilt from the stored files alone, so ``fencepost report`` can render any run again,
 including one an earlier Fencepost wrote. Checkers judge and reports draw: when the stored results carry
@@ -19,6 +20,7 @@ from reports.cards import Card, make_card, make_cards
 from reports.run_view import RunView, load_run
 from reports.schedule_view import schedule_view
 from reports.templating import environment
+from reports.txn_view import section_for_run
 
 CONFIG_ORDER = ("name", "workload", "nemesis", "nodes", "backend", "seed", "time_limit", "concurrency", "rate", "bug")
 MAX_FILES = 200
@@ -89,8 +91,10 @@ def render_report_html(view: RunView, *, draw: bool = True) -> str:
     counts: dict[str, int] = {}
     for c in stored:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1
+    txn = section_for_run(view.checker_results, view.history, view.notes)
     return environment().get_template("report.html.j2").render(
         view=view,
+        txn=txn,
         name=view.name,
         timestamp=view.path.name,
         verdict=view.verdict,
