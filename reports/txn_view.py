@@ -41,6 +41,32 @@ EDGE_KINDS = {"ww": "write-write: the second overwrote the first's write",
               "process": "process order: the same process ran the second after the first",
               "realtime": "real-time order: the second began after the first completed"}
 
+ANOMALY_WORDS = {
+    "G0": "write cycle: transactions overwrote one another's writes (ww edges only)",
+    "G1a": "aborted read: a committed transaction read a write of one that failed",
+    "G1b": "intermediate read: a transaction read a value its writer overwrote later in the same transaction",
+    "G1c": "circular information flow: a cycle of ww and wr edges",
+    "G-single": "read skew: a cycle with exactly one anti-dependency (rw edge)",
+    "G-nonadjacent": "a cycle with several rw edges, no two of them adjacent",
+    "G2-item": "anti-dependency cycle: a cycle with rw edges (write skew is one)",
+    "internal": "a transaction's read contradicts its own earlier micro-ops",
+    "dirty-update": "a committed write built on a write that failed",
+    "lost-update": "two transactions read the same version of a key and both wrote it",
+    "duplicate-elements": "a read holds the same appended element twice",
+    "incompatible-order": "two reads of a key disagree on its order: neither is a prefix of the other",
+    "garbage-read": "a read saw a value nobody wrote",
+    "future-read": "a transaction read its own write before making it",
+}
+"""What each anomaly type means, in a line; the -process and -realtime variants add that order."""
+
+
+def anomaly_words(kind: str) -> str:
+    """The line for ``kind`` (``G-single-realtime``: G-single's, counting real-time order); empty if unknown."""
+    for suffix, extra in (("-process", "process"), ("-realtime", "real-time")):
+        if kind.endswith(suffix) and kind[: -len(suffix)] in ANOMALY_WORDS:
+            return f"{ANOMALY_WORDS[kind[: -len(suffix)]]}, counting {extra} order"
+    return ANOMALY_WORDS.get(kind, "")
+
 
 def edn(value: Any, limit: int = 120) -> str:
     """A key or value as the history writes it, Elle-style: ``[1 2]``, ``nil``, strings quoted."""
@@ -126,6 +152,7 @@ class AnomalyGroup:
     anchor: str
     prohibited: bool
     total: int
+    words: str
     shown: list[AnomalyView]
     listed: list[str]
 
@@ -244,7 +271,7 @@ def _group(kind: str, found: Any, prohibited: bool, windows: Sequence[FaultWindo
     items = [a for a in found if isinstance(a, Mapping)] if isinstance(found, list) else []
     shown = [anomaly_view(a, kind, i + 1, windows) for i, a in enumerate(items[:DRAWN])]
     listed = [str(a.get("summary") or kind) for a in items[DRAWN:DRAWN + LISTED]]
-    return AnomalyGroup(kind, _anchor(kind), prohibited, len(items), shown, listed)
+    return AnomalyGroup(kind, _anchor(kind), prohibited, len(items), anomaly_words(kind), shown, listed)
 
 
 def txn_section(result: Mapping[str, Any], *, history: Sequence[Op] | None = None,

@@ -15,6 +15,7 @@ import pytest
 from harness.store import RunStore
 from reports.render import write_report
 from reports.txn_view import DRAWN, write_txn_report
+from tests.reports.browser import find_chromium, load_page
 from tests.reports.sample_runs import make_run
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -191,3 +192,12 @@ def test_the_standalone_page_of_a_clean_history_says_so(tmp_path: Path) -> None:
              "anomalies": {}}
     page = write_txn_report(clean, tmp_path / "ok.html", source="ok.jsonl").read_text(encoding="utf-8")
     assert 'data-verdict="valid"' in page and "No anomalies found." in page and "<svg" not in page
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(find_chromium() is None, reason="Debian's chromium is not installed (apt-get install chromium)")
+def test_the_page_renders_in_chromium_without_a_console_message(tmp_path: Path) -> None:
+    page = write_txn_report(invalid_result(), tmp_path / "h.html", source="h.jsonl")
+    loaded = load_page(page.as_uri(), screenshot=tmp_path / "h.png", size=(1200, 1400))
+    assert loaded.console == []
+    assert loaded.dom.count('<g class="txn"') == 5 and loaded.dom.count('<g class="edge"') == 5
