@@ -3,12 +3,16 @@
 :class:`FakeSystem` is a complete :class:`~harness.plugin_api.SystemPlugin` whose "cluster" is one
 Python object, :class:`FakeStore`: a primary-backup key-value store of ``n`` nodes, run by
 :class:`~harness.testing.memory.MemoryBackend`, which starts no process at all. Its clients implement
-the register and set workloads. Faults act on the store: a killed or paused node answers nothing, a node
-cut off from the primary cannot reach it, and killing the primary makes the next live node primary.
-The correct store is linearizable; its known-unsafe modes (``--bug``) are the two classic bugs:
+the register and set workloads, and transactions (the list-append and rw-register workloads) on a
+multi-version store (:mod:`harness.testing.txn_store`). Faults act on the store: a killed or paused node
+answers nothing, a node cut off from the primary cannot reach it, and killing the primary makes the next live
+node primary. The correct store is linearizable, and strict serializable for transactions; its known-unsafe
+modes (``--bug``) are the classic bugs:
 
 - ``lost-write``: the primary acknowledges every ``LOST_EVERY``-th write without applying it;
-- ``stale-read``: a node serves reads from its own copy, which lags the primary by ``STALE_LAG`` writes.
+- ``stale-read``: a node serves reads from its own copy, which lags the primary by ``STALE_LAG`` writes;
+- ``snapshot-isolation``: transactions run under snapshot isolation instead of serializability, so write skew
+  (G2-item) commits.
 
 A whole test of it takes a fraction of a second per second of workload and needs no root, network or
 disk, so the runtime, the workers, the nemesis runner and the checkers can be tested end to end in unit
@@ -26,6 +30,7 @@ from harness import capabilities as caps
 from harness.plugin_api import NODE, Bug, Layout, ProcessSpec, Recipe
 from harness.protocols import Invocation, Outcome
 from harness.testing.memory import NodeStates
+from harness.testing.txn_store import SERIALIZABLE, SNAPSHOT_ISOLATION, Conflict, TxnStore
 
 if TYPE_CHECKING:
     from harness.checker_protocol import Checker
@@ -37,6 +42,12 @@ LOST_EVERY = 7
 STALE_LAG = 3
 LATENCY_S = 0.001
 """How long a fake operation takes: short, but each one yields to the event loop."""
+TXN_WORKLOADS = ("list-append", "rw-register")
+"""The workloads whose operations are transactions (``Invocation("txn", value=[micro-ops])``)."""
+
+
+SI_SETTINGS: dict[str, Any] = {"rate": 0.0, "concurrency": 10, "recovery": 0.5}
+"""The snapshot-isolation recipe's settings: back-to-back transactions from ten workers, so that they overlap."""
 
 
 class Unavailable(Exception):
@@ -50,7 +61,7 @@ class FakeStore:
     Args:
         nodes: the node names.
         states: what faults did to the nodes.
-        bugs: the misbehaviours switched on (``lost-write``, ``stale-read``).
+        bugs: the misbehaviours switched on (``lost-write``, ``stale-read``, ``snapshot-isolation``).
     """
 
     def __init__(self, nodes: list[str], states: NodeStates, bugs: frozenset[str] = frozenset()) -> None:
@@ -61,6 +72,12 @@ class FakeStore:
         self.data: dict[Any, list[Any]] = {}
         """Each key's history of values, the current last (applied by the primary)."""
         self._writes = itertools.count(1)
+        self.txns = TxnStore(SNAPSHOT_ISOLATION if "snapshot-isolation" in bugs else SERIALIZABLE)
+        """The transactions' multi-version store (its own data: transactional keys are apart from these)."""
+
+    def reach(self, node: str) -> None:
+        """Return if ``node`` and, through it, the primary can be reached; else raise :class:`Unavailable`."""
+        self._reachable(node)
 
     def _reachable(self, node: str) -> None:
         down, paused = self.states.down, self.states.paused
@@ -143,12 +160,68 @@ class FakeClient:
         """Nothing to release."""
 
 
+class FakeTxnClient:
+    """A worker's transactional connection through its home node.
+
+    Each micro-op is one round trip, so concurrent transactions interleave and contend. How an unreachable node
+    ends a transaction, as a real client would report it: before the commit is sent, ``fail`` (aborted, nothing
+    applied); while the commit is sent, ``info`` (the commit is lost, the client cannot tell); after it is
+    applied, before the reply, ``info`` too (committed, the client cannot tell). A refused commit
+    (:class:`~harness.testing.txn_store.Conflict`) is ``fail``.
+    """
+
+    def __init__(self, store: Callable[[], FakeStore], workload: str) -> None:
+        self._store = store
+        self._empty_list = workload == "list-append"
+        self._home = ""
+
+    async def open(self, cluster: ClusterView) -> None:
+        """Pick the next home node."""
+        nodes = cluster.nodes()
+        self._home = nodes[next(FakeClient._homes) % len(nodes)]
+
+    async def invoke(self, op: Invocation) -> Outcome:
+        """Run a ``txn``: its micro-ops in order, then the commit; ``ok`` carries the completed micro-ops."""
+        if op.f != "txn":
+            raise ValueError(f"unknown function {op.f!r}: this workload's client runs txn")
+        store = self._store()
+        txn = store.txns.begin()
+        done = []
+        try:
+            for micro_op in op.value:
+                await asyncio.sleep(LATENCY_S)
+                store.reach(self._home)
+                done.append(txn.run(micro_op, [] if self._empty_list else None))
+            await asyncio.sleep(LATENCY_S)
+        except Unavailable as e:
+            txn.abort()
+            return Outcome("fail", op.value, str(e))
+        try:
+            store.reach(self._home)
+        except Unavailable as e:
+            txn.abort()
+            return Outcome("info", None, f"commit lost: {e}")
+        try:
+            txn.commit()
+        except Conflict as e:
+            return Outcome("fail", op.value, f"serialization failure: {e}")
+        await asyncio.sleep(LATENCY_S)
+        try:
+            store.reach(self._home)
+        except Unavailable as e:
+            return Outcome("info", None, f"committed, reply lost: {e}")
+        return Outcome("ok", done)
+
+    async def close(self) -> None:
+        """Nothing to release."""
+
+
 class FakeSystem:
     """The fake system's plugin (use it with :class:`~harness.testing.memory.MemoryBackend`)."""
 
     name = "fake"
     description = "an in-memory primary-backup store with switchable misbehaviours (Fencepost's testing tool)"
-    workloads = ("register", "set")
+    workloads = ("register", "set", *TXN_WORKLOADS)
     capabilities = frozenset({caps.PROCESSES, caps.NETWORK, caps.PRIMARIES})
 
     def __init__(self) -> None:
@@ -168,8 +241,14 @@ class FakeSystem:
     async def ready(self, cluster: ClusterView, timeout: float) -> None:
         """Ready at once."""
 
+    def unavailable(self, backend: str) -> str | None:
+        """Why the fake cannot run on ``backend``: it starts no process, so only the memory backend runs it."""
+        return None if backend == "memory" else "the fake system runs only on the memory backend (--backend memory)"
+
     def client(self, workload: Workload, cluster: ClusterView) -> Client:
-        """A client for ``workload``."""
+        """A client for ``workload``: a transactional one for list-append and rw-register."""
+        if workload.name in TXN_WORKLOADS:
+            return FakeTxnClient(self._store, workload.name)
         return FakeClient(self._store, workload.name)
 
     def checkers(self, test: TestConfig) -> list[Checker]:
@@ -181,12 +260,19 @@ class FakeSystem:
         return {}
 
     def bugs(self) -> Mapping[str, Bug]:
-        """``lost-write`` and ``stale-read``, each caught by the linearizability checker."""
+        """``lost-write`` and ``stale-read``, each caught by the linearizability checker, and
+        ``snapshot-isolation``, caught by the transactional checker as G2-item (checked strict-serializable)."""
         return {
             "lost-write": Bug("lost-write", "the primary acknowledges some writes without applying them",
                               Recipe("register", (), 5.0, why="reads after an acknowledged write miss it")),
             "stale-read": Bug("stale-read", "nodes serve reads from a copy that lags the primary",
                               Recipe("register", (), 5.0, why="reads return values older than acknowledged writes")),
+            "snapshot-isolation": Bug(
+                "snapshot-isolation", "transactions run under snapshot isolation, not serializability: write skew "
+                "(G2-item) commits",
+                Recipe("list-append", (), 5.0, settings=SI_SETTINGS,
+                       why="concurrent transactions that each read a key the other appends to both commit; the "
+                           "txn checker finds the rw-cycle (G2-item) under strict-serializable")),
         }
 
     async def primaries(self, cluster: ClusterView) -> list[str]:
