@@ -19,7 +19,8 @@ group                   the callable
 ======================  ===========================================================================
 
 A system's own fault packages (:meth:`SystemPlugin.faults`) come with the system and beat a generic
-package of the same name.
+package of the same name. ``fencepost.testing_systems`` holds systems as ``fencepost.systems`` does, for
+testing tools (the fake): they run when named and are never listed, counted or chosen as installed systems.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from harness.config import TestConfig
 from harness.plugin_api import ExplainsGaps, HasOptions, SystemOption, SystemPlugin
 from harness.protocols import Nemesis, Workload
 from harness.system_choice import SYSTEMS_GROUP as SYSTEMS
-from harness.system_choice import installed_systems
+from harness.system_choice import TESTING_SYSTEMS_GROUP as TESTING_SYSTEMS
+from harness.system_choice import installed_systems, installed_testing_systems
 
 BACKENDS = "fencepost.backends"
 WORKLOADS = "fencepost.workloads"
@@ -67,9 +69,10 @@ def _load(group_name: str, what: str, name: str) -> Any:
 
 # --- systems ----------------------------------------------------------------------------------------
 
-def system_names() -> list[str]:
-    """The installed systems."""
-    return installed_systems()
+def system_names(testing: bool = False) -> list[str]:
+    """The installed systems; with ``testing``, the installed testing systems instead (the fake: run when named,
+    never chosen by default)."""
+    return installed_testing_systems() if testing else installed_systems()
 
 
 def default_system() -> str:
@@ -95,7 +98,11 @@ def load_system(name: str | None = None) -> SystemPlugin:
         Refused: there is no such system, or none was named and none can be chosen.
     """
     name = name or default_system()
-    plugin = _load(SYSTEMS, "system", name)()
+    testing = group(TESTING_SYSTEMS)
+    if name in testing and name not in group(SYSTEMS):  # a testing system runs when named
+        plugin = testing[name].load()()
+    else:
+        plugin = _load(SYSTEMS, "system", name)()
     if not isinstance(plugin, SystemPlugin):
         raise Refused(f"system {name!r} does not satisfy the SystemPlugin protocol (harness.plugin_api)")
     return plugin

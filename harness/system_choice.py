@@ -3,6 +3,9 @@
 In order: the ``FENCEPOST_SYSTEM`` environment variable; ``system`` under ``[tool.fencepost]`` in the
 nearest ``pyproject.toml`` (from the working directory up, as pytest and ruff find theirs); else the only
 installed system. With several installed and none chosen, the error lists them and says how to choose.
+
+Testing systems (the ``fencepost.testing_systems`` entry points: :class:`harness.testing.fake.FakeSystem`) run
+when named, but are never chosen, counted or listed as installed systems here.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from pathlib import Path
 ENV = "FENCEPOST_SYSTEM"
 """The environment variable that names the system."""
 SYSTEMS_GROUP = "fencepost.systems"
+TESTING_SYSTEMS_GROUP = "fencepost.testing_systems"
+"""Systems for testing Fencepost and plugins (the fake): run by name only, never the default."""
 
 
 class NoSystemChosen(ValueError):
@@ -25,6 +30,11 @@ class NoSystemChosen(ValueError):
 def installed_systems() -> list[str]:
     """The names of the installed systems (the ``fencepost.systems`` entry points), sorted."""
     return sorted({ep.name for ep in entry_points(group=SYSTEMS_GROUP)})
+
+
+def installed_testing_systems() -> list[str]:
+    """The names of the installed testing systems (the ``fencepost.testing_systems`` entry points), sorted."""
+    return sorted({ep.name for ep in entry_points(group=TESTING_SYSTEMS_GROUP)})
 
 
 def configured_system(start: Path) -> str | None:

@@ -1,4 +1,5 @@
-"""``fencepost systems``: the installed systems under test, each with its workloads, faults and bugs."""
+"""``fencepost systems``: the installed systems under test, each with its workloads, faults and bugs (with
+``--testing``, the testing systems too, such as the fake, which run only when named)."""
 
 from __future__ import annotations
 
@@ -40,25 +41,32 @@ def describe(name: str) -> dict[str, Any]:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object per system instead of text")
-def systems(as_json: bool) -> None:
+@click.option("--testing", is_flag=True, help="list the testing systems too (the fake: run only when named, with "
+                                              "--system)")
+def systems(as_json: bool, testing: bool) -> None:
     """List the installed systems under test, each with its workloads, faults and bugs."""
     from harness import registry
 
     names = registry.system_names()
-    if not names:
+    tools = [n for n in registry.system_names(testing=True) if n not in names]
+    if not names and not (testing and tools):
         fail("no system is installed: install a plugin (a package with a fencepost.systems entry point)")
-    for name in names:
+    if tools and not testing:
+        click.echo(f"fencepost: testing systems not listed: {', '.join(tools)} (--testing lists them)", err=True)
+    for name in [*names, *(tools if testing else [])]:
         try:
             info = describe(name)
         except Exception as e:  # one broken plugin must not hide the others
             info = {"name": name, "error": f"{type(e).__name__}: {e}"}
+        if name in tools:
+            info["testing"] = True
         if as_json:
             click.echo(json.dumps(info))
             continue
         if "error" in info:
             click.echo(f"{name}  (could not be loaded: {info['error']})")
             continue
-        click.echo(f"{name}  {info['description']}")
+        click.echo(f"{name}  {'(testing system) ' if info.get('testing') else ''}{info['description']}")
         for field in ("workloads", "capabilities", "faults", "bugs"):
             click.echo(f"  {field:<13} {', '.join(info[field]) or '-'}")
         shown = [f"{o['name']}={o['default']} ({o['help']})" if o["help"] else f"{o['name']}={o['default']}"
