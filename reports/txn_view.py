@@ -211,7 +211,11 @@ def _txn_row(txn: Mapping[str, Any], keys: set[Any], windows: Sequence[FaultWind
             ops.append(MicroOp(f"[{f} {edn(k, 40)} {edn(v)}]", _hashable(k) and k in keys))
         else:
             ops.append(MicroOp(edn(mop), False))
-    lines = [("?" if n is None else str(n)) for n in (txn.get("lines") or [])]
+    raw_lines = txn.get("lines") if isinstance(txn.get("lines"), list) else []
+    if any(n is not None for n in raw_lines):
+        lines = ["?" if n is None else str(n) for n in raw_lines]
+    else:  # read from memory, not a file: the ops' indexes stand in
+        lines = [f"#{i}" for i in (txn.get("invoke_index"), txn.get("complete_index")) if i is not None]
     start, end = _num(txn.get("invoke_time")), _num(txn.get("complete_time"))
     faults: list[str] = []
     if start is not None:

@@ -44,7 +44,7 @@ def invalid_result() -> dict[str, Any]:
     t4 = txn(4, 3, [["append", 6, 1]], 2)
     t5 = txn(5, 4, [["r", 7, [2]]], 3)
     t9 = txn(9, 5, [["append", 8, 3]], 4, kind="fail")
-    t10 = txn(10, 6, [["r", 8, [3]]], 5)
+    t10 = dict(txn(10, 6, [["r", 8, [3]]], 5), lines=[None, None])  # read from memory: no lines
     return {
         "valid": False, "workload": "list-append", "consistency": ["strict-serializable"],
         "txns": 11, "ok": 10, "fail": 1, "info": 0,
@@ -128,6 +128,8 @@ def test_each_cycle_is_drawn_with_a_box_per_transaction_and_an_arrow_per_edge(st
     table = parts["anomaly-G-single-1"][parts["anomaly-G-single-1"].index("<table"):]
     assert "<td class=\"num\">2.000</td><td class=\"num\">2.500</td>" in table  # seconds from the start
     assert "<strong>[r 6 nil]</strong>" in table and "<strong>[append 6 1]</strong>" in table
+    rows = dict(re.findall(r'<td class="mono">(T\d+)</td>.*?<td>([^<]*)</td></tr>', table, re.S))
+    assert rows == {"T3": "none", "T4": "none", "T5": "partition"}  # the sample run's partition: 3 s to 6 s
 
 
 def test_a_drawing_fits_inside_its_viewbox(store: RunStore) -> None:
@@ -147,6 +149,7 @@ def test_a_non_cycle_anomaly_has_sentences_and_a_table_but_no_drawing(store: Run
     assert drawing(g1a) is None
     assert "T9 failed, yet T10 read its append of 3 to key 8" in g1a
     assert "<td class=\"mono\">T9</td>" in g1a and "<td>fail</td>" in g1a
+    assert "<td class=\"mono\">#20, #21</td>" in g1a and "<td class=\"mono\">19, 20</td>" in g1a
 
 
 def test_a_clean_check_has_no_anomalies_section(store: RunStore) -> None:
