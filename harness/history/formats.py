@@ -10,6 +10,7 @@ default, so ops read back compare equal to the ops written.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -187,7 +188,15 @@ def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
     Raises:
         HistoryError: every problem found, each naming ``file:line``.
     """
-    # The loop of iter_history without a generator in between (this is the hot path for big files).
+    # The loop of iter_history without a generator in between (this is the hot path for big files). The
+    # cyclic garbage collector is off meanwhile: reading builds millions of objects and no cycles, and its
+    # passes over them would take several times as long as the reading itself.
+    if gc.isenabled():
+        gc.disable()
+        try:
+            return load_history(path, fmt, allow_torn_tail=allow_torn_tail, warnings=warnings, lines=lines)
+        finally:
+            gc.enable()
     name = str(path)
     if fmt == "auto":
         fmt = detect_format(path)

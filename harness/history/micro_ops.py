@@ -3,7 +3,9 @@
 Readers use these two rules so that a transaction reads the same from every format: an op without
 ``f`` whose value is a list of micro-ops is a ``"txn"`` (Elle's histories often leave ``f`` out), and a
 micro-op's function is a plain string (EDN's ``:append`` becomes ``"append"``; keys and values are kept
-as they come). Whether each micro-op is well formed is the checker's to say, with the op's line.
+as they come). The known names are also shared, one string object each, instead of one per micro-op (a
+million-transaction history holds millions of them). Whether each micro-op is well formed is the
+checker's to say, with the op's line.
 """
 
 from __future__ import annotations
@@ -20,10 +22,16 @@ def looks_like_txn(value: Any) -> bool:
             and all(type(m) is list and bool(m) and isinstance(m[0], str) for m in value))
 
 
+_NAMES = {name: name for name in ("append", "r", "w")}
+
+
 def plain_function_names(value: Any) -> None:
-    """Make each micro-op's function a plain ``str`` in place (an EDN keyword is a ``str`` subclass)."""
+    """Make each micro-op's function a plain ``str`` in place (an EDN keyword is a ``str`` subclass), the
+    shared one for the known names."""
     if type(value) is not list:
         return
+    names = _NAMES
     for m in value:
-        if type(m) is list and m and isinstance(m[0], str) and type(m[0]) is not str:
-            m[0] = str(m[0])
+        if type(m) is list and m and isinstance(m[0], str):
+            f = m[0]
+            m[0] = names.get(f) or (f if type(f) is str else str(f))
