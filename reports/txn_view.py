@@ -155,6 +155,8 @@ class AnomalyGroup:
     words: str
     shown: list[AnomalyView]
     listed: list[str]
+    explained: int
+    """How many the result explains (the checker may count more than it explains)."""
 
     @property
     def unlisted(self) -> int:
@@ -174,6 +176,7 @@ class TxnSection:
     groups: list[AnomalyGroup] = field(default_factory=list)
     source: str | None = None
     faults_known: bool = False
+    unknown_reasons: list[str] = field(default_factory=list)
     edge_kinds: dict[str, str] = field(default_factory=lambda: dict(EDGE_KINDS))
 
     @property
@@ -211,7 +214,8 @@ def _txn_row(txn: Mapping[str, Any], keys: set[Any], windows: Sequence[FaultWind
             ops.append(MicroOp(f"[{f} {edn(k, 40)} {edn(v)}]", _hashable(k) and k in keys))
         else:
             ops.append(MicroOp(edn(mop), False))
-    raw_lines = txn.get("lines") if isinstance(txn.get("lines"), list) else []
+    given = txn.get("lines")
+    raw_lines: list[Any] = given if isinstance(given, list) else []
     if any(n is not None for n in raw_lines):
         lines = ["?" if n is None else str(n) for n in raw_lines]
     else:  # read from memory, not a file: the ops' indexes stand in
@@ -259,7 +263,8 @@ def anomaly_view(anomaly: Mapping[str, Any], kind: str, number: int,
     raw_cycle = anomaly.get("cycle")
     cycle = [s for s in raw_cycle if isinstance(s, Mapping)] if isinstance(raw_cycle, list) else []
     edges = [s["edge"] for s in cycle if isinstance(s.get("edge"), Mapping)]
-    keys = {e.get("key") for e in edges if e.get("key") is not None and _hashable(e.get("key"))}
+    named = [e.get("key") for e in edges] + [anomaly.get("key")]  # a non-cycle anomaly may name its key
+    keys = {k for k in named if k is not None and _hashable(k)}
     txns: list[Mapping[str, Any]] = [t for t in anomaly.get("txns") or [] if isinstance(t, Mapping)]
     known = {str(t.get("id")) for t in txns}
     txns += [s["txn"] for s in cycle if isinstance(s.get("txn"), Mapping) and str(s["txn"].get("id")) not in known]
@@ -271,11 +276,12 @@ def anomaly_view(anomaly: Mapping[str, Any], kind: str, number: int,
         txns=list(rows.values()), edge_kinds=sorted({str(e.get("type")) for e in edges}))
 
 
-def _group(kind: str, found: Any, prohibited: bool, windows: Sequence[FaultWindow]) -> AnomalyGroup:
+def _group(kind: str, found: Any, counted: Any, prohibited: bool, windows: Sequence[FaultWindow]) -> AnomalyGroup:
     items = [a for a in found if isinstance(a, Mapping)] if isinstance(found, list) else []
     shown = [anomaly_view(a, kind, i + 1, windows) for i, a in enumerate(items[:DRAWN])]
     listed = [str(a.get("summary") or kind) for a in items[DRAWN:DRAWN + LISTED]]
-    return AnomalyGroup(kind, _anchor(kind), prohibited, len(items), anomaly_words(kind), shown, listed)
+    total = max(len(items), int(counted) if isinstance(counted, int) and not isinstance(counted, bool) else 0)
+    return AnomalyGroup(kind, _anchor(kind), prohibited, total, anomaly_words(kind), shown, listed, len(items))
 
 
 def txn_section(result: Mapping[str, Any], *, history: Sequence[Op] | None = None,
@@ -287,21 +293,24 @@ def txn_section(result: Mapping[str, Any], *, history: Sequence[Op] | None = Non
         history: the checked history, if at hand: its nemesis ops say which faults were in force.
         source: the history's file name, for the transactions' lines.
     """
-    anomalies = result.get("anomalies")
-    if not isinstance(anomalies, Mapping) or not any(anomalies.values()):
+    raw = result.get("anomalies")
+    anomalies: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    raw_counts = result.get("counts")
+    counted: Mapping[str, Any] = raw_counts if isinstance(raw_counts, Mapping) else {}
+    found = {str(t) for t, v in anomalies.items() if v} | {str(t) for t, n in counted.items() if n}
+    if not found:
         return None
     windows = fault_windows(history) if history else []
     prohibited = _strings(result.get("prohibited"))
     listed = prohibited + [t for t in _strings(result.get("also_seen")) if t not in prohibited]
-    order = [t for t in listed if anomalies.get(t)] + sorted(str(t) for t in anomalies
-                                                             if anomalies[t] and t not in listed)
+    order = [t for t in listed if t in found] + sorted(found - set(listed))
     counts = {k: result[k] for k in ("txns", "ok", "fail", "info") if k in result}
     return TxnSection(
         verdict=verdict_of(result.get("valid", result.get("valid?"))),
         workload=str(result.get("workload") or "transactions"),
         consistency=_strings(result.get("consistency")), counts=counts, ruled_out=_strings(result.get("not")),
-        groups=[_group(t, anomalies.get(t), t in prohibited, windows) for t in order],
-        source=source, faults_known=bool(windows))
+        groups=[_group(t, anomalies.get(t), counted.get(t), t in prohibited, windows) for t in order],
+        source=source, faults_known=bool(windows), unknown_reasons=_strings(result.get("unknown_reasons")))
 
 
 def section_for_run(checkers: Mapping[str, Mapping[str, Any]], history: Sequence[Op] | None,

@@ -165,11 +165,14 @@ def test_only_the_first_few_of_a_type_are_drawn(store: RunStore) -> None:
     result = invalid_result()
     one = result["anomalies"]["G2-item"][0]
     result["anomalies"]["G2-item"] = [dict(one, summary=f"cycle number {i}") for i in range(DRAWN + 30)]
+    result["counts"] = {"G2-item": DRAWN + 130, "G-nonadjacent": 2}  # counted beyond what is explained
     sec = section(with_txn(store, result).read_text(encoding="utf-8"))
     g2 = sec[sec.index('id="anomaly-G2-item"'):sec.index('id="anomaly-G1a"')]
     assert g2.count("<svg") == DRAWN
     assert "cycle number 5" in g2 and f"cycle number {DRAWN - 1}</p>" in g2
-    assert "… and 10 more G2-item not shown" in g2
+    assert f"… and 110 more G2-item not shown here (the checker explained {DRAWN + 30} of the {DRAWN + 130}" in g2
+    assert 'class="anomaly-type" id="anomaly-G-nonadjacent"' in sec
+    assert "The checker counted 2 but explained none." in sec
 
 
 def test_odd_keys_and_values_are_escaped(tmp_path: Path) -> None:
