@@ -14,13 +14,13 @@ Reading never raises on an odd shape: a piece that is missing or of the wrong ty
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checkers.txn import words
 from harness.history.faults import FaultWindow, fault_windows
 from harness.history.op import Op
 from reports.cycle_drawing import CycleDrawing, EdgeSpec, draw_cycle
@@ -69,19 +69,8 @@ def anomaly_words(kind: str) -> str:
 
 
 def edn(value: Any, limit: int = 120) -> str:
-    """A key or value as the history writes it, Elle-style: ``[1 2]``, ``nil``, strings quoted."""
-    if value is None:
-        text = "nil"
-    elif isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, (list, tuple)):
-        text = "[" + " ".join(edn(v, limit) for v in value) + "]"
-    elif isinstance(value, str):
-        text = json.dumps(value, ensure_ascii=False)
-    elif isinstance(value, (int, float)):
-        text = str(value)
-    else:
-        text = json.dumps(value, default=str, sort_keys=True, ensure_ascii=False)
+    """A key or value as the checker's explanations write it (``[1 2]``, ``nil``), cut at ``limit`` characters."""
+    text = words.value(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
