@@ -56,7 +56,8 @@ def options_of(config: TestConfig) -> TxnOptions:
     """The workload options ``config`` gives (see the module's docstring), each at its default otherwise.
 
     Raises:
-        Refused: an option it does not know, a value of the wrong type, or a count below 1 (one line).
+        Refused: an option it does not know, a value of the wrong type, a count below 1, or a consistency model
+            the txn checker does not know (one line).
     """
     given: dict[str, Any] = {}
     extra = config.extra.get(EXTRA_KEY) or {}
@@ -79,6 +80,12 @@ def options_of(config: TestConfig) -> TxnOptions:
     models = tuple(m.strip() for m in str(values["consistency"]).split(",") if m.strip())
     if not models:
         raise Refused("option consistency names no model")
+    from checkers.txn.models import UnknownModel, canonical
+
+    try:
+        models = tuple(dict.fromkeys(canonical(m) for m in models))
+    except UnknownModel as e:
+        raise Refused(f"option consistency: {e}") from None
     return TxnOptions(int(values["txn-length"]), int(values["active-keys"]), int(values["writes-per-key"]), models)
 
 

@@ -4,12 +4,13 @@ write skew commit, and the fake's client maps what happened to ok, fail and info
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.cluster_view import ClusterView
 from harness.protocols import Invocation
 from harness.testing import FakeStore, NodeStates
 from harness.testing.fake import FakeTxnClient, Unavailable
@@ -171,7 +172,7 @@ class GoesAway(FakeStore):
 def test_the_fake_client_maps_where_its_node_went_away_to_fail_or_info(calls: int, kind: str, applied: bool) -> None:
     store = GoesAway(calls)
     client = FakeTxnClient(lambda: store, "list-append")
-    asyncio.run(client.open(FakeCluster()))
+    asyncio.run(client.open(cast(ClusterView, FakeCluster())))
     invoked = [["append", 0, 1], ["r", 0, None]]
     outcome = asyncio.run(client.invoke(Invocation("txn", None, invoked)))
     assert outcome.type == kind, outcome
@@ -185,7 +186,7 @@ def test_the_fake_client_maps_where_its_node_went_away_to_fail_or_info(calls: in
 def test_the_fake_client_reports_a_refused_commit_as_fail() -> None:
     store = FakeStore(["n1"], NodeStates())
     client = FakeTxnClient(lambda: store, "rw-register")
-    asyncio.run(client.open(FakeCluster()))
+    asyncio.run(client.open(cast(ClusterView, FakeCluster())))
 
     async def two_at_once() -> list[str]:
         done = await asyncio.gather(*(client.invoke(Invocation("txn", None, [["r", 0, None], ["w", 0, v]]))
