@@ -6,16 +6,17 @@ that concurrent transactions meet on the same keys. A key retires after ``writes
 takes its slot, as Elle's generators do: every key's version order stays short and cheap to infer. Written values
 are unique per key (the n-th write of a key writes n). Every key ever drawn is read after the heal.
 
-The options are read from the test's options (:attr:`TestConfig.options`, for a run whose ``--option`` names
-them) and from ``TestConfig.extra["workload_options"]`` (a pytest ``fencepost_run``, a bug's recipe): names as
-:data:`OPTIONS` declares them, values as text or of the option's type.
+The options (:data:`OPTIONS`, also what :meth:`TxnWorkload.options` declares) are read from
+``TestConfig.extra["workload_options"]`` (set by a pytest campaign or a bug's recipe) and from
+:attr:`TestConfig.options` (where ``--option NAME=VALUE`` puts them, once a run resolves the options a workload
+declares as it does a system's); values as text or of the option's type.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,22 +161,28 @@ class TxnWorkload:
     functions = frozenset({"txn"})
 
     def __init__(self, config: TestConfig) -> None:
-        self.options = options_of(config)
+        self.settings = options_of(config)
+        """The options this test gives, each at its default otherwise."""
         self._source: TxnSource | None = None
+
+    def options(self) -> Sequence[SystemOption]:
+        """The options the workload takes (:data:`OPTIONS`), in the shape systems declare theirs
+        (:class:`harness.plugin_api.HasOptions`)."""
+        return OPTIONS
 
     def generator(self, rng: random.Random, concurrency: int) -> TxnSource:
         """Transactions over a skewed, retiring key pool (the module's docstring)."""
-        self._source = TxnSource(rng, self.options, self.write_f)
+        self._source = TxnSource(rng, self.settings, self.write_f)
         return self._source
 
     def final_ops(self) -> list[Invocation]:
         """Read-only transactions covering every key the run used, ``txn-length`` keys each."""
         if self._source is None:
             return []
-        return final_reads(self._source.pool.used(), self.options.txn_length)
+        return final_reads(self._source.pool.used(), self.settings.txn_length)
 
     def checkers(self) -> list[Checker]:
         """The txn checker, for this workload and the consistency models of the test's options."""
         from checkers.txn import TxnChecker
 
-        return [TxnChecker(workload=self.name, consistency=self.options.consistency)]
+        return [TxnChecker(workload=self.name, consistency=self.settings.consistency)]

@@ -81,11 +81,12 @@ def test_options_come_from_the_test_and_bad_ones_are_one_line() -> None:
                                       "consistency": "snapshot-isolation, serializable"}})
     workload = load_workload("list-append", given)
     assert isinstance(workload, ListAppendWorkload)
-    assert workload.options == TxnOptions(2, 3, 4, ("snapshot-isolation", "serializable"))
-    assert ListAppendWorkload(config()).options == TxnOptions()
+    assert workload.settings == TxnOptions(2, 3, 4, ("snapshot-isolation", "serializable"))
+    assert ListAppendWorkload(config()).settings == TxnOptions()
+    assert [o.name for o in workload.options()] == ["txn-length", "active-keys", "writes-per-key", "consistency"]
     [checker] = workload.checkers()
     assert isinstance(checker, TxnChecker) and checker.consistency == ["snapshot-isolation", "serializable"]
-    assert ListAppendWorkload(config(extra={EXTRA_KEY: {"consistency": "strong-serializable"}})).options.consistency \
+    assert ListAppendWorkload(config(extra={EXTRA_KEY: {"consistency": "strong-serializable"}})).settings.consistency \
         == ("strict-serializable",)
     txns = generate(workload, 300)
     assert max(len(t) for t in txns) == 2 and all(m[2] <= 4 for t in txns for m in t if m[0] == "append")
