@@ -91,9 +91,18 @@ def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _seconds(ns: Any) -> str:
+def _seconds(ns: Any, digits: int = 3) -> str:
     t = _num(ns)
-    return "—" if t is None else f"{t / 1e9:.3f}"
+    return "—" if t is None else f"{t / 1e9:.{digits}f}"
+
+
+def digits_for(times: Sequence[Any]) -> int:
+    """The fewest decimals of a second, from 3 to 9, that keep ``times`` (ns) apart as they are apart."""
+    known = {t for t in (_num(x) for x in times) if t is not None}
+    digits = 3
+    while digits < 9 and len({round(t / 1e9, digits) for t in known}) < len(known):
+        digits += 1
+    return digits
 
 
 @dataclass(frozen=True)
@@ -193,7 +202,7 @@ def _txn_id(txn: Any) -> Any:
     return txn.get("id") if isinstance(txn, Mapping) else txn
 
 
-def _txn_row(txn: Mapping[str, Any], keys: set[Any], windows: Sequence[FaultWindow]) -> TxnRow:
+def _txn_row(txn: Mapping[str, Any], keys: set[Any], windows: Sequence[FaultWindow], digits: int) -> TxnRow:
     ident = txn.get("id")
     process = txn.get("process")
     ops: list[MicroOp] = []
@@ -215,7 +224,7 @@ def _txn_row(txn: Mapping[str, Any], keys: set[Any], windows: Sequence[FaultWind
         stop = end if end is not None else float("inf")
         faults = sorted({w.fault for w in windows if w.start <= stop and w.end >= start})
     return TxnRow(str(ident), f"T{ident}", "?" if process is None else str(process), str(txn.get("type", "?")),
-                  _seconds(start), _seconds(end), ", ".join(lines), ops, faults)
+                  _seconds(start, digits), _seconds(end, digits), ", ".join(lines), ops, faults)
 
 
 def _hashable(value: Any) -> bool:
@@ -257,7 +266,8 @@ def anomaly_view(anomaly: Mapping[str, Any], kind: str, number: int,
     txns: list[Mapping[str, Any]] = [t for t in anomaly.get("txns") or [] if isinstance(t, Mapping)]
     known = {str(t.get("id")) for t in txns}
     txns += [s["txn"] for s in cycle if isinstance(s.get("txn"), Mapping) and str(s["txn"].get("id")) not in known]
-    rows = {r.id: r for r in (_txn_row(t, keys, windows) for t in txns)}
+    digits = digits_for([t.get(k) for t in txns for k in ("invoke_time", "complete_time")])
+    rows = {r.id: r for r in (_txn_row(t, keys, windows, digits) for t in txns)}
     sentences = _strings(anomaly.get("explanation")) or [str(e["explanation"]) for e in edges if e.get("explanation")]
     return AnomalyView(
         type=kind, anchor=_anchor(kind, number), summary=str(anomaly.get("summary") or kind),
