@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 PROCESS_TARGETS = ("one", "minority", "majority", "all", "leader")
 LEADER_AND_CONTROL = "leader+control"
 """The leader together with every control-plane process (the default campaign's extra process target)."""
+FOLLOWER = "follower"
+"""One node that is not the leader (a random node when none is known): a default-campaign target, so that its
+classics can kill, pause or cut off a follower where ``one`` may hit the leader."""
 
 
 async def busiest_leader(cluster: ClusterView) -> str | None:
@@ -30,17 +33,27 @@ async def busiest_leader(cluster: ClusterView) -> str | None:
     return primaries[0] if primaries else None
 
 
+def follower_of(nodes: Sequence[str], leader: str | None, rng: random.Random) -> str:
+    """One of ``nodes`` other than ``leader``, drawn by ``rng``; any of them when the leader is unknown or alone."""
+    others = [n for n in sorted(nodes) if n != leader]
+    return rng.choice(others or sorted(nodes))
+
+
 async def choose_nodes(cluster: ClusterView, target: str, rng: random.Random) -> list[str]:
-    """The nodes a kill or pause hits for ``target``; "leader" falls back to one random node."""
+    """The nodes a kill or pause hits for ``target``; "leader" falls back to one random node, "follower" is one
+    node other than the leader (any node when none is known)."""
     nodes = sorted(cluster.nodes())
     n = len(nodes)
+    if target == FOLLOWER:
+        return [follower_of(nodes, await busiest_leader(cluster), rng)]
     if target in ("leader", LEADER_AND_CONTROL):
         leader = await busiest_leader(cluster)
         chosen = [leader] if leader is not None else [rng.choice(nodes)]
         return chosen + (cluster.members(CONTROL) if target == LEADER_AND_CONTROL else [])
     count = {"one": 1, "minority": max(1, (n - 1) // 2), "majority": n // 2 + 1, "all": n}.get(target)
     if count is None:
-        raise ValueError(f"unknown target {target!r}; expected one of {', '.join(PROCESS_TARGETS)}")
+        known = (*PROCESS_TARGETS, FOLLOWER, LEADER_AND_CONTROL)
+        raise ValueError(f"unknown target {target!r}; expected one of {', '.join(known)}")
     return sorted(rng.sample(nodes, count))
 
 

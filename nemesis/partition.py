@@ -1,5 +1,10 @@
 """Partition fault: halves, random halves, one node isolated, the leader isolated, majorities ring, bridge.
 
+The default campaign also offers (``mix_targets``, so that the recipes' schedules stay as they were)
+``follower``, one node other than the leader cut off from the other nodes, and ``minority``, a random
+minority of the nodes cut off from the majority, whatever the number of nodes (``halves`` of four nodes is
+two against two: no side has a majority). Clients reach every node under every partition.
+
 ``leader-alone`` cuts the busiest leader off from the other nodes *and* from the control plane (the
 system's processes of role control), while clients still reach it: the classic stale-leader window, where
 the rest of the cluster elects a new leader and the old one must not serve reads or acknowledge writes.
@@ -23,10 +28,12 @@ from harness.cluster_view import ClusterView
 from harness.polling import poll_until
 from harness.process_spec import CONTROL
 from harness.protocols import FaultSpec
-from harness.targets import busiest_leader, complete_grudge
+from harness.targets import FOLLOWER, busiest_leader, complete_grudge, follower_of
 
 TARGETS = ("halves", "random-halves", "one", "leader", "majorities-ring", "bridge", "leader-alone")
 DEPOSED = "leader-deposed"
+MINORITY = "minority"
+"""A random minority (``(n - 1) // 2`` nodes, at least one) cut off from the rest: a majority/minority split."""
 DEPOSE_WAIT_S = 15.0
 """How long a ``leader-deposed`` cut waits for another leader before it gives up and heals with its window."""
 DEPOSED_HOLD_S = 6.0
@@ -71,6 +78,12 @@ def grudge_for(
     if target in ("one", "leader"):
         lone = _lone(nodes, leader if target == "leader" else None, rng)
         return complete_grudge([[lone], [x for x in nodes if x != lone]])
+    if target == FOLLOWER:
+        lone = follower_of(nodes, leader, rng)
+        return complete_grudge([[lone], [x for x in nodes if x != lone]])
+    if target == MINORITY:
+        few = sorted(rng.sample(nodes, max(1, (n - 1) // 2)))
+        return complete_grudge([few, [x for x in nodes if x not in few]])
     if target == "majorities-ring":
         # Each node sees a majority (itself and its nearest ring neighbours), and no two see the same one.
         ring = rng.sample(nodes, n)
@@ -89,7 +102,8 @@ def grudge_for(
         grudge = complete_grudge([left, right])
         grudge[middle] = []
         return grudge
-    raise ValueError(f"unknown partition {target!r}; expected one of {', '.join(TARGETS)}")
+    known = (*TARGETS, DEPOSED, FOLLOWER, MINORITY)
+    raise ValueError(f"unknown partition {target!r}; expected one of {', '.join(known)}")
 
 
 class PartitionNemesis:
@@ -100,7 +114,7 @@ class PartitionNemesis:
     needs = frozenset({NETWORK})
     generic = True
     """A fault of any system, not aimed at one protocol window: the default campaign weighs it 1."""
-    mix_targets = tuple(DEPOSED if t == "leader-alone" else t for t in TARGETS)
+    mix_targets = (*(DEPOSED if t == "leader-alone" else t for t in TARGETS), FOLLOWER, MINORITY)
     mix_weight = PARTITION_WEIGHT
     weights = {DEPOSED: 12.0}
     """The stale-leader window weighs four times the other leader targets. A stale leader shows only
@@ -116,7 +130,7 @@ class PartitionNemesis:
         """Apply the partition (for ``leader-deposed``, and hold it until the leader is replaced)."""
         if spec.target == DEPOSED:
             return await self._depose(cluster, rng)
-        leader = await busiest_leader(cluster) if spec.target in ("leader", "leader-alone") else None
+        leader = await busiest_leader(cluster) if spec.target in ("leader", "leader-alone", FOLLOWER) else None
         grudge = grudge_for(spec.target, cluster.nodes(), rng, leader, cluster.members(CONTROL))
         await cluster.network.partition(grudge)
         return {"target": spec.target, "grudge": grudge}

@@ -15,7 +15,7 @@ from harness.cluster_view import ClusterView
 from harness.plugin_api import declared_roles
 from harness.process_spec import CONTROL
 from harness.protocols import FaultSpec
-from harness.targets import LEADER_AND_CONTROL, PROCESS_TARGETS, choose_nodes
+from harness.targets import FOLLOWER, LEADER_AND_CONTROL, PROCESS_TARGETS, choose_nodes
 
 Action = Callable[[ClusterView, str], Awaitable[None]]
 
@@ -34,9 +34,10 @@ class ProcessFault:
     needs = frozenset({PROCESSES})
     generic = True
     """A fault of any system, not aimed at one protocol window: the default campaign weighs it 1."""
-    mix_targets: tuple[str, ...] = (*PROCESS_TARGETS, LEADER_AND_CONTROL)
-    """The default campaign's targets: also the leader together with the control plane, for a system that has
-    one (:meth:`for_system`)."""
+    mix_targets: tuple[str, ...] = (*PROCESS_TARGETS, FOLLOWER, LEADER_AND_CONTROL)
+    """The default campaign's targets: also one follower (a node other than the leader, for the classics that
+    kill or pause one) and the leader together with the control plane, for a system that has one
+    (:meth:`for_system`). Offered to the mix only, so that the recipes' schedules stay as they were."""
 
     def __init__(self, name: str, color: str, do: Action, undo: Action, did: str, undone: str) -> None:
         self.name = name
@@ -49,10 +50,10 @@ class ProcessFault:
         """Offer the default campaign the leader with the control plane only if ``system`` declares a control
         plane (:func:`harness.plugin_api.declared_roles`)."""
         if CONTROL not in declared_roles(system):
-            self.mix_targets = PROCESS_TARGETS
+            self.mix_targets = (*PROCESS_TARGETS, FOLLOWER)
 
     def targets(self) -> Sequence[str]:
-        """one, minority, majority, all, or the leader."""
+        """one, minority, majority, all, or the leader (the recipes' choices; the mix's are :attr:`mix_targets`)."""
         return PROCESS_TARGETS
 
     async def start(self, cluster: ClusterView, spec: FaultSpec, rng: random.Random) -> dict[str, Any]:
