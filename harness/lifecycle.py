@@ -47,13 +47,15 @@ def schedule_for(config: TestConfig, packages: Mapping[str, Nemesis]) -> list[Sc
     ``config.extra["targets"]`` (``{package: [target, ...]}``) narrows a package's target choices, as a
     bug's recipe does to aim at the window the bug needs; unknown targets are a ValueError. A default
     campaign (``config.extra["mix"]``) gets the overlapping, weighted, aimed schedule of :mod:`harness.mix`,
-    its windows waiting for the transitions ``config.extra["triggers"]`` names.
+    the classics ``config.extra["classics"]`` offers first, its other windows waiting for the transitions
+    ``config.extra["triggers"]`` names.
     """
     if config.extra.get("mix"):
+        from harness.classics import from_extra
         from harness.mix import mixed_schedule
 
         return mixed_schedule(config.seed, packages, config.time_limit, config.nemesis_interval,
-                              triggers=list(config.extra.get("triggers") or []))
+                              triggers=list(config.extra.get("triggers") or []), classics=from_extra(config.extra))
     targets = {name: list(pkg.targets()) for name, pkg in packages.items()}
     for name, wanted in dict(config.extra.get("targets") or {}).items():
         unknown = sorted(set(wanted) - set(targets.get(name, [])))

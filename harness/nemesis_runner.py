@@ -85,6 +85,8 @@ async def _run_window(window: ScheduledFault, packages: Mapping[str, Nemesis], l
     end = started + window.at + window.duration
     await asyncio.sleep(max(0.0, started + window.at - time.monotonic()))
     spec_desc: dict[str, Any] = {"target": window.spec.target, **dict(window.spec.params)}
+    if window.classic is not None:  # the history says which classic struck (the report lists them)
+        spec_desc["classic"] = window.classic
     if window.trigger is not None:  # wait for it for half the window at most, then strike anyway
         waited = await wait_for(cluster, window.trigger, max(0.0, TRIGGER_PATIENCE * window.duration))
         spec_desc |= {"trigger": window.trigger, "triggered_after_s": waited}

@@ -175,10 +175,14 @@ class Transitions(Protocol):
 
 @runtime_checkable
 class DefaultCampaign(Protocol):
-    """A system with settings of its own for the default campaign (more nodes, say)."""
+    """A system with settings of its own for the default campaign (more nodes, say). It declares what its
+    cluster needs; the framework decides the campaign: the faults and classics follow from its capabilities
+    and roles, and the workload shape (``concurrency``, ``rate``: :mod:`harness.workload_shape`) is the same
+    for every system, so those two are ignored here."""
 
     def default_settings(self) -> Mapping[str, Any]:
-        """TestConfig fields the default campaign uses unless the command line says otherwise."""
+        """TestConfig fields the default campaign uses unless the command line says otherwise (not
+        ``concurrency`` or ``rate``)."""
         ...
 
 

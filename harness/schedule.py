@@ -27,15 +27,19 @@ class ScheduledFault:
     """Windows of different lanes may overlap (the default mix's combined nemesis)."""
     trigger: str | None = None
     """A transition the window waits for before it strikes (:mod:`harness.transitions`), if any."""
+    classic: str | None = None
+    """The classic fault this window does (:mod:`harness.classics`), in a default campaign; None for any other."""
 
     def to_dict(self) -> dict[str, object]:
-        """A JSON-ready form, as test.json stores it."""
+        """A JSON-ready form, as schedule.json stores it."""
         out: dict[str, object] = {"at": self.at, "duration": self.duration, "package": self.spec.package,
                                   "target": self.spec.target, "seed": self.seed}
         if self.lane:
             out["lane"] = self.lane
         if self.trigger is not None:
             out["trigger"] = self.trigger
+        if self.classic is not None:
+            out["classic"] = self.classic
         return out
 
 

@@ -109,7 +109,8 @@ def test(ctx: click.Context, system_name: str | None, workload: str | None, neme
         except registry.Refused as e:
             fail(str(e))
         click.echo(f"fencepost: the default campaign: {', '.join(config.nemesis)} (overlapping, interval "
-                   f"{config.nemesis_interval:g} s, nodes {config.nodes})", err=True)
+                   f"{config.nemesis_interval:g} s, nodes {config.nodes}, workers {config.concurrency}, rate "
+                   f"{config.rate:g}/s)", err=True)
     try:  # every refusal (unknown names, a fault the run cannot do) before anything starts
         from harness.launch import prepare
 
