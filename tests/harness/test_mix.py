@@ -137,7 +137,7 @@ class SlowFaultsSystem(FakeSystem):
 def test_a_default_campaign_runs_overlapping_faults_into_a_well_formed_history(tmp_path: Path) -> None:
     system, backend = SlowFaultsSystem(), MemoryBackend()
     config = default_campaign(TestConfig(workload="register", time_limit=12, nodes=3, seed=3, concurrency=4,
-                                         nemesis_interval=1.0), frozenset({"nodes", "nemesis_interval"}),
+                                         nemesis_interval=1.0), frozenset({"nodes", "nemesis_interval", "concurrency"}),
                               system=system, backend=backend)
     assert config.nemesis == ["kill", "partition", "pause", "slow-a", "slow-b"]
     outcome = run_test(config, tmp_path, prepared=prepare(config, system=system, backend=backend))
@@ -163,6 +163,14 @@ def test_a_default_campaign_runs_overlapping_faults_into_a_well_formed_history(t
     assert {w.get("lane", 0) for w in planned} == {0, 1}
     html = (outcome.run.path / "report.html").read_text()
     assert 'id="faults"' in html and f"planned {len(planned)} windows in 2 lanes" in html
+    # The classics: planned in schedule.json, named in the history's starts, listed in the report.
+    classic_windows = [w for w in planned if "classic" in w]
+    assert classic_windows and all("trigger" not in w for w in classic_windows)
+    starts = [op for op in nemesis if op.type is OpType.INVOKE and op.f.startswith("start-")
+              and isinstance(op.value, dict) and "classic" in op.value]
+    assert {op.value["classic"] for op in starts} <= {w["classic"] for w in classic_windows} and starts
+    assert 'id="classics"' in html and 'data-status="ran"' in html
+    assert 'data-classic="clock-jump" data-status="not offered"' in html, "the fake system has no clock"
 
 
 def test_the_shares_are_how_often_each_package_comes_up_over_many_seeds() -> None:
