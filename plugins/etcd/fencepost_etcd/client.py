@@ -1,10 +1,12 @@
 """The etcd plugin's clients: the register, set and lock workloads' operations on etcd's v3 API.
 
-Each client is bound to a home member and talks only to it. As a Jepsen worker keeps its node when it
-reopens its client, a client opened after another closed in the same cluster takes the member that one
-left (a worker's new client after a timeout goes back to its member); other clients take the next member
-in turn. Values are JSON text. Outcomes follow :mod:`fencepost_etcd.gateway`: a definite error is
-``fail``, an indefinite one ``info``, and a failed read is always ``fail`` (a read changes nothing).
+Each client is bound to a home member and talks only to it. A client told which worker it serves
+(:meth:`EtcdClient.bind`, as the harness does for every worker) has that worker's member, node ``worker`` mod
+the number of nodes, every time it is opened, as a Jepsen worker keeps its node when it reopens its client.
+An unbound client (the final reads) that opens after another closed in the same cluster takes the member
+that one left; other unbound clients take the next member in turn. Values are JSON text. Outcomes follow
+:mod:`fencepost_etcd.gateway`: a definite error is ``fail``, an indefinite one ``info``, and a failed read is
+always ``fail`` (a read changes nothing).
 
 - register: ``read`` is a linearizable range (a serializable one with ``--bug serializable-reads``),
   ``write`` a put, ``cas`` a transaction that compares the value and then puts.
@@ -53,27 +55,36 @@ class EtcdClient:
         self.gateway: Gateway | None = None
         self.home: str | None = None
         self._cluster: ClusterView | None = None
+        self._worker: int | None = None
+
+    def bind(self, worker: int) -> None:
+        """Serve ``worker``: its home is node ``worker`` mod the number of nodes, at every opening."""
+        self._worker = worker
 
     async def open(self, cluster: ClusterView) -> None:
-        """Bind to the member the last client closed in this cluster left, if it is still a member (a
-        worker's client reopened after a timeout), else to the next member in turn."""
+        """Open on the bound worker's member; unbound, on the member the last unbound client closed in this
+        cluster left, if it is still a member, else on the next member in turn."""
         nodes = cluster.nodes()
-        vacated = EtcdClient._vacated.setdefault(cluster, [])
-        home = vacated.pop() if vacated else None
-        if home not in nodes:
-            home = nodes[next(EtcdClient._homes) % len(nodes)]
+        if self._worker is not None:
+            home: str | None = nodes[self._worker % len(nodes)]
+        else:
+            vacated = EtcdClient._vacated.setdefault(cluster, [])
+            home = vacated.pop() if vacated else None
+            if home not in nodes:
+                home = nodes[next(EtcdClient._homes) % len(nodes)]
+        assert home is not None
         host, port = cluster.address(home)
         self.home, self._cluster = home, cluster
         self.gateway = Gateway(f"http://{host}:{port}", self.timeout)
 
     async def close(self) -> None:
-        """Close the connections, and leave the home member to the next client opened."""
+        """Close the connections; an unbound client leaves its home member to the next unbound client opened."""
         if self.gateway is not None:
             await self.gateway.close()
             self.gateway = None
-        if self._cluster is not None and self.home is not None:
+        if self._cluster is not None and self.home is not None and self._worker is None:
             EtcdClient._vacated.setdefault(self._cluster, []).append(self.home)
-            self._cluster = None
+        self._cluster = None
 
     async def invoke(self, op: Invocation) -> Outcome:
         """Run one operation; its exact outcome."""

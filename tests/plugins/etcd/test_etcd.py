@@ -146,3 +146,20 @@ def test_a_client_reopened_after_another_closed_takes_its_member(tmp_path: Path)
                 await c.close()
 
     asyncio.run(scenario())
+
+
+def test_a_bound_worker_opens_on_its_own_member_every_time(tmp_path: Path) -> None:
+    """The default campaign's workload shape: worker ``i`` on member ``i mod n``, again after every reopening."""
+    from harness.client_workers import _open_bound
+
+    async def scenario() -> None:
+        async with etcd(tmp_path) as cluster:
+            nodes = cluster.nodes()
+            for worker in range(7):
+                for _ in range(2):  # reopened after an indeterminate op, as client_worker does
+                    client = await _open_bound(lambda: EtcdClient("register"), worker, cluster)
+                    assert isinstance(client, EtcdClient) and client.home == nodes[worker % len(nodes)]
+                    assert (await client.invoke(Invocation("read", f"k{worker}", None))).type == "ok"
+                    await client.close()
+
+    asyncio.run(scenario())
