@@ -36,6 +36,12 @@ DEADLINE_EXTRA_S = 300.0
 OWN_OPTIONS = ("--seed", "--store", "--time-limit", "--system", "-s", "--list-bugs")
 
 
+def today_seed(now: dt.datetime | None = None) -> int:
+    """``--sample-seed``'s default: the date in UTC as an int, YYYYMMDD (``now``, else today), so that each day
+    draws a fresh sample and a quoted score is never tuned to one fixed sample."""
+    return int((now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y%m%d"))
+
+
 def _pass_through(**given: Any) -> list[str]:
     """Command-line options for ``fencepost test`` from the ones given (None: not given)."""
     args: list[str] = []
@@ -127,7 +133,9 @@ def _show(n: int, total: int, r: Any) -> None:
               help="the system under test (`fencepost systems`; default: as `fencepost test` chooses it)")
 @click.option("--sample", type=click.IntRange(1), default=None,
               help="run a seeded random sample of N mutants (default: all)")
-@click.option("--sample-seed", type=int, default=1, show_default=True, help="the sample's seed")
+@click.option("--sample-seed", type=int, default=None,
+              help="the sample's seed (default: today's date in UTC as YYYYMMDD, so each day draws a fresh sample; "
+                   "printed and recorded)")
 @click.option("--seeds", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="test seeds per mutant (a mutant's seeds stop at its first catch)")
 @click.option("--first-seed", type=int, default=1, show_default=True, help="seeds are first-seed, first-seed+1, ...")
@@ -161,12 +169,12 @@ def _show(n: int, total: int, r: Any) -> None:
 @click.option("--rate", type=click.FloatRange(0), default=None, help="passed to fencepost test")
 @click.option("--backend", default=None, help="passed to fencepost test")
 @click.argument("test_args", nargs=-1, type=click.UNPROCESSED)
-def mutate(system: str | None, sample: int | None, sample_seed: int, seeds: int, first_seed: int, time_limit: float,
-           store: str, modules: tuple[str, ...], mutant_ids: tuple[str, ...], list_only: bool, campaign: str | None,
-           equivalents: Path | None, per_package: bool, baseline: bool, min_score: float, results_dir: str | None,
-           nemesis: str | None,
-           workload: str | None, nodes: int | None, options: tuple[str, ...], interval: float | None,
-           concurrency: int | None, rate: float | None, backend: str | None, test_args: tuple[str, ...]) -> None:
+def mutate(system: str | None, sample: int | None, sample_seed: int | None, seeds: int, first_seed: int,
+           time_limit: float, store: str, modules: tuple[str, ...], mutant_ids: tuple[str, ...], list_only: bool,
+           campaign: str | None, equivalents: Path | None, per_package: bool, baseline: bool, min_score: float,
+           results_dir: str | None, nemesis: str | None, workload: str | None, nodes: int | None,
+           options: tuple[str, ...], interval: float | None, concurrency: int | None, rate: float | None,
+           backend: str | None, test_args: tuple[str, ...]) -> None:
     """Mutation testing: run the campaign against each mutant of the system's protocol code; print the
     score per module, detection power, the campaign page's path and a final JSON line.
 
@@ -207,13 +215,16 @@ def mutate(system: str | None, sample: int | None, sample_seed: int, seeds: int,
     equivalent, stale = eq.review(reviewed, everything)
     for s in stale:
         click.echo(f"mutate: stale equivalent entry {s.entry.id}: {s.why}", err=True)
+    if sample_seed is None:
+        sample_seed = today_seed()
     picked = mu.sample(chosen, sample, sample_seed)
     if list_only:
         for m in picked:
             click.echo(f"{m.id}\t{m.line}\t{m.original}  ->  {m.mutated or '(line removed)'}"
                        + ("\t(equivalent)" if m.id in equivalent else ""))
-        click.echo(f"mutate: {len(picked)} of {len(chosen)} mutants in {len(wanted)} modules; "
-                   f"{sum(m.id in equivalent for m in picked)} listed equivalent; {len(stale)} stale entries",
+        click.echo(f"mutate: {len(picked)} of {len(chosen)} mutants in {len(wanted)} modules"
+                   + (f" (sample seed {sample_seed})" if sample is not None else "")
+                   + f"; {sum(m.id in equivalent for m in picked)} listed equivalent; {len(stale)} stale entries",
                    err=True)
         return
 
@@ -233,7 +244,8 @@ def mutate(system: str | None, sample: int | None, sample_seed: int, seeds: int,
                "modules": wanted,
                "stale_equivalents": [{"id": s.entry.id, "why": s.why, "reason": s.entry.reason} for s in stale],
                "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
-    click.echo(f"mutate: {len(picked)} mutants of {len(chosen)} in {len(wanted)} of {system}'s mutable modules, "
+    click.echo(f"mutate: {len(picked)} mutants of {len(chosen)} in {len(wanted)} of {system}'s mutable modules"
+               + (f" (sample seed {sample_seed})" if sample is not None else "") + ", "
                f"seeds {first_seed}..{first_seed + seeds - 1}, campaign {campaign}, store {store_dir}"
                + (f", packages alone: {','.join(packages)} {shlex.join(package_args)}".rstrip() if packages else ""),
                err=True)

@@ -41,7 +41,7 @@ def test_a_missing_file_lists_nothing_and_a_bad_one_is_named(tmp_path: Path) -> 
     assert load(None) == [] and load(tmp_path / "none.toml") == []
     bad = tmp_path / "bad.toml"
     bad.write_text('[[mutant]]\nid = "a"\nline = "x"\nmutated = "y"\n')
-    with pytest.raises(ValueError, match=r"bad\.toml: entry 1 \(a\) lacks reason"):
+    with pytest.raises(ValueError, match=r"bad\.toml:1: entry 1 \(a\) lacks reason"):
         load(bad)
     bad.write_text("[[mutant]\n")
     with pytest.raises(ValueError, match=r"bad\.toml"):
