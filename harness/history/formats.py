@@ -5,7 +5,8 @@ Formats: ``jsonl`` (native, read/write), ``edn`` (Jepsen, read/write), ``parquet
 
 With ``lines=True``, :func:`load_history` and :func:`iter_history` put each op's source line in
 ``op.extra["line"]`` (the transactional checker names ``file:line`` in its explanations); it is off by
-default, so ops read back compare equal to the ops written.
+default, so ops read back compare equal to the ops written. For a big history, :func:`load_history`'s
+``line_numbers`` keeps the lines apart instead, one int each rather than a dict per op.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import gc
 import importlib
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableSequence
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +174,8 @@ def _raise_problems(name: str, problems: list[Problem], extra: int) -> None:
 
 
 def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool = False,
-                 warnings: list[Problem] | None = None, lines: bool = False) -> list[Op]:
+                 warnings: list[Problem] | None = None, lines: bool = False,
+                 line_numbers: MutableSequence[int] | None = None) -> list[Op]:
     """Read and validate a whole history.
 
     Args:
@@ -184,6 +186,8 @@ def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
             (:mod:`harness.history.semantics`), one warning when time goes backwards.
         lines: put each op's source line in ``op.extra["line"]`` (JSONL: the line; EDN and elle-json:
             the line where the op's map starts; Parquet: the row, from 1).
+        line_numbers: receives the same line for each op, in order (a list, or an ``array("q")`` for a big
+            history): what :func:`checkers.txn.check_txn` takes as ``lines``, at a fraction of the memory.
 
     Raises:
         HistoryError: every problem found, each naming ``file:line``.
@@ -194,7 +198,8 @@ def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
     if gc.isenabled():
         gc.disable()
         try:
-            return load_history(path, fmt, allow_torn_tail=allow_torn_tail, warnings=warnings, lines=lines)
+            return load_history(path, fmt, allow_torn_tail=allow_torn_tail, warnings=warnings, lines=lines,
+                                line_numbers=line_numbers)
         finally:
             gc.enable()
     name = str(path)
@@ -207,6 +212,7 @@ def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
     extra = [0]
     ops: list[Op] = []
     append = ops.append
+    note_line = None if line_numbers is None else line_numbers.append
     try:
         for line, item in items:
             if type(item) is Op:
@@ -215,6 +221,8 @@ def load_history(path: str | Path, fmt: str = "auto", *, allow_torn_tail: bool =
                     if not problems:
                         if lines:
                             item.extra[LINE] = line
+                        if note_line is not None:
+                            note_line(line)
                         append(item)
                     continue
             else:

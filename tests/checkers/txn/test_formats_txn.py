@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,9 @@ def test_lines_are_kept_only_when_asked(fmt: str, expected: list[int]) -> None:
     path = DATA / SAMPLES[fmt]
     assert [op.extra["line"] for op in load_history(path, lines=True)] == expected
     assert all("line" not in op.extra for op in load_history(path))
+    apart = array("q")
+    ops = load_history(path, line_numbers=apart)
+    assert list(apart) == expected and all("line" not in op.extra for op in ops)
 
 
 @pytest.mark.parametrize("name", ["malformed.jsonl", "malformed.edn", "malformed.json"])
