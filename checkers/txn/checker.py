@@ -89,8 +89,8 @@ def check_txn(ops: Sequence[Op], workload: str, consistency: Sequence[str] | str
     order = models.graph_needs(checked)
     inference = make_inference(workload, order)
     with _gc_paused():
-        table = collect(ops, inference, lines)
-        data = inference.finish(table, order, table.n)
+        table = collect(ops, lines)
+        data = inference.infer(table, order, table.n)
         graph = build(table, data.edges, data.n_virtual, order)
         comps = components(graph)
         classes = [*models.CYCLE_BASES, *(base + "-" + order for base in models.CYCLE_BASES if order)]

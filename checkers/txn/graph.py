@@ -18,6 +18,7 @@ from scipy.sparse import csr_array
 from scipy.sparse.csgraph import connected_components
 
 from checkers.txn.inference import PASS, PROCESS, REALTIME, EdgeBuffer
+from checkers.txn.sorting import sort_rows
 from checkers.txn.txns import FAIL, OK, TxnTable
 
 
@@ -50,7 +51,7 @@ def order_edges(table: TxnTable, order: str, edges: EdgeBuffer, base: int) -> in
         proc = table.process[live]
         live = live[proc >= 0]
         proc = proc[proc >= 0]
-        o = np.lexsort((live, proc))
+        o = np.argsort(proc, kind="stable")
         chain, p = live[o], proc[o]
         same = p[1:] == p[:-1]
         edges.add(chain[:-1][same], chain[1:][same], PROCESS)
@@ -61,7 +62,7 @@ def order_edges(table: TxnTable, order: str, edges: EdgeBuffer, base: int) -> in
     times = np.concatenate([table.invoke_time[live], table.complete_time[done]])
     is_c = np.concatenate([np.zeros(len(live), dtype=bool), np.ones(len(done), dtype=bool)])
     tids = np.concatenate([live, done])
-    o = np.lexsort((is_c, times))  # by time; at equal times an invocation comes first (it is not after)
+    o = sort_rows(times, is_c.astype(np.int64))  # by time; at equal times an invocation first
     is_c, tids = is_c[o], tids[o]
     run_start = is_c.copy()
     run_start[1:] &= ~is_c[:-1]

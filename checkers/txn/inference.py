@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from checkers.txn.txns import TxnObserver, TxnTable
+from checkers.txn.txns import TxnTable
 
 PASS, WW, WR, RW, PROCESS, REALTIME, RW_PROCESS, RW_REALTIME = range(8)
 """Edge type codes. RW_PROCESS and RW_REALTIME are anti-dependencies whose version order came from process or
@@ -109,16 +109,19 @@ class DataGraph:
     keys: list[Any]
 
 
-class Inference(TxnObserver, Protocol):
-    """A workload's inference: it observes transactions as they end, then builds the data graph."""
+class Inference(Protocol):
+    """A workload's inference: from the transactions to the data graph, and the words for its edges."""
 
-    def finish(self, table: TxnTable, order: str, base: int) -> DataGraph:
-        """The data graph, once every transaction was observed.
+    def infer(self, table: TxnTable, order: str, base: int) -> DataGraph:
+        """The data graph and the non-cycle anomalies.
 
         Args:
             table: the transactions.
             order: ``"realtime"``, ``"process"`` or ``""``: what the checked models let version orders use.
             base: the first free node id for virtual nodes (the number of transactions).
+
+        Raises:
+            MalformedTxn: a micro-op does not fit the workload's format.
         """
         ...
 

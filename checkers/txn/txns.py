@@ -1,17 +1,16 @@
-"""Ops to transactions: pair each ``txn`` invocation with its completion, in one pass, into compact arrays.
+"""Ops to transactions: each ``txn`` invocation paired with its completion, as compact arrays.
 
-A transaction's id is its position among the history's transactions in invocation order (T0, T1, ...). The
-workload's inference (:class:`TxnObserver`) sees each transaction once, when it ends: an ``ok`` one with its
-completed micro-ops, a ``fail`` or ``info`` one (or one never completed, which counts as ``info``) with the
-micro-ops it invoked. Ops whose ``f`` is not ``txn`` (the nemesis's) are skipped.
+A transaction's id is its position among the history's transactions in invocation order (T0, T1, ...). Pairing
+is done with numpy (each process's ops alternate invocation and completion); ops whose ``f`` is not ``txn`` (the
+nemesis's) are skipped. An invocation never completed counts as ``info``. The micro-ops the inference reads are
+an ``ok`` transaction's completed ones (reads filled in) and a ``fail`` or ``info`` one's invoked ones.
 """
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -21,18 +20,7 @@ from harness.history.op import Op, OpType
 OK, INFO, FAIL = 0, 1, 2
 """Transaction outcomes as stored in :attr:`TxnTable.kind`."""
 KIND_NAMES = ("ok", "info", "fail")
-
-
-class TxnObserver(Protocol):
-    """What a workload's inference is told about each transaction (it raises MalformedTxn on bad micro-ops)."""
-
-    def committed(self, tid: int, mops: Any) -> None:
-        """An ``ok`` transaction ended; ``mops`` are its completed micro-ops, reads filled in."""
-        ...
-
-    def attempted(self, tid: int, mops: Any) -> None:
-        """A ``fail`` or ``info`` transaction ended; ``mops`` are the micro-ops it invoked."""
-        ...
+_CODE = {OpType.INVOKE: 0, OpType.OK: 1, OpType.FAIL: 2, OpType.INFO: 3}
 
 
 @dataclass
@@ -41,14 +29,16 @@ class TxnTable:
 
     Attributes:
         ops: the history.
-        process: the process that ran it.
+        process: the process that ran it (as a number; see :meth:`invoke_op` for the op itself).
         kind: :data:`OK`, :data:`INFO` or :data:`FAIL`.
         invoke_time: its invocation's time (ns since start).
-        complete_time: its completion's time, -1 when it never completed (an ``info`` transaction's
-            completion time says when the client gave up, not when it took effect).
+        complete_time: its completion's time, -1 when it never completed (an ``info`` completion says when the
+            client gave up, not when the transaction took effect).
         invoke_pos: its invocation's position in ``ops``.
         complete_pos: its completion's position in ``ops``, -1 when none.
+        values: the micro-ops the inference uses: an ok transaction's completed ones, else the invoked ones.
         lines: each op's line in its file, by position in ``ops`` (None: from the ops' ``extra["line"]``).
+        lens: how many micro-ops each transaction's :attr:`values` holds.
     """
 
     ops: Sequence[Op]
@@ -58,12 +48,18 @@ class TxnTable:
     complete_time: np.ndarray
     invoke_pos: np.ndarray
     complete_pos: np.ndarray
+    values: list[Any]
     lines: Sequence[int] | None = None
+    lens: np.ndarray | None = None
 
     @property
     def n(self) -> int:
         """How many transactions."""
         return len(self.kind)
+
+    def value_pos(self, tid: int) -> int:
+        """The position in ``ops`` of the op whose micro-ops :attr:`values` holds for ``tid``."""
+        return int(self.complete_pos[tid] if self.kind[tid] == OK else self.invoke_pos[tid])
 
     def line_of(self, pos: int) -> int | None:
         """The file line of the op at ``pos``, when known."""
@@ -84,81 +80,76 @@ class TxnTable:
         return self.ops[pos] if pos >= 0 else None
 
     def mops(self, tid: int) -> list[Any]:
-        """The micro-ops to show: the completed ones for ``ok``, the invoked ones otherwise."""
-        done = self.complete_op(tid)
-        if self.kind[tid] == OK and done is not None:
-            return list(done.value)
-        return list(self.invoke_op(tid).value or [])
+        """The micro-ops to show and explain with (see :attr:`values`)."""
+        return list(self.values[tid] or [])
+
+    def error(self, tid: int, message: str) -> MalformedTxn:
+        """A MalformedTxn about transaction ``tid``, naming its op's index and line."""
+        pos = self.value_pos(tid)
+        return MalformedTxn(message, self.ops[pos].index, self.line_of(pos))
 
 
-def collect(ops: Sequence[Op], observer: TxnObserver, lines: Sequence[int] | None = None) -> TxnTable:
-    """Pair the history's transactions and feed each to ``observer`` as it ends.
+def collect(ops: Sequence[Op], lines: Sequence[int] | None = None) -> TxnTable:
+    """Pair the history's transactions.
 
     Raises:
-        MalformedTxn: a transaction's value is not a list of micro-ops, or the observer found a bad micro-op;
-            it names the op's index and line.
+        MalformedTxn: a transaction's value (an ok one's completed value) is not a list of micro-ops.
     """
-    process, kind = array("q"), array("b")
-    itime, ctime, ipos, cpos = array("q"), array("q"), array("q"), array("q")
-    open_txns: dict[Any, tuple[int, Op]] = {}
-    invoke, ok, fail = OpType.INVOKE, OpType.OK, OpType.FAIL
-    committed, attempted = observer.committed, observer.attempted
-    tid = 0
-    pos = -1
-    op: Op | None = None
+    types: list[OpType] = []
+    times_l: list[int] = []
+    procs_l: list[Any] = []
+    vals: list[Any] = []
+    where_l: list[int] = []
+    add_type, add_time, add_proc, add_val, add_pos = (types.append, times_l.append, procs_l.append, vals.append,
+                                                      where_l.append)
+    for i, op in enumerate(ops):  # one pass over the ops: each is touched once
+        if op.f == "txn":
+            add_type(op.type)
+            add_time(op.time)
+            add_proc(op.process)
+            add_val(op.value)
+            add_pos(i)
+    where = np.array(where_l, dtype=np.int64)
+    code = np.fromiter(map(_CODE.__getitem__, types), dtype=np.int8, count=len(types))
+    times = np.array(times_l, dtype=np.int64)
+    procs = _process_numbers(procs_l)
+    del types, times_l, procs_l, where_l
+    # Each process's ops in history order: an invocation pairs with the next op when that is a completion.
+    o = np.argsort(procs, kind="stable")
+    po, co = procs[o], code[o]
+    pairs = np.flatnonzero((co[:-1] == 0) & (co[1:] != 0) & (po[:-1] == po[1:]))
+    partner = np.full(len(code), -1, dtype=np.int64)
+    partner[o[pairs]] = o[pairs + 1]
+    inv = np.flatnonzero(code == 0)
+    comp = partner[inv]
+    done = comp >= 0
+    ccode = np.where(done, code[np.maximum(comp, 0)], 3)
+    kind = np.select([ccode == 1, ccode == 2], [OK, FAIL], INFO).astype(np.int8)
+    vpos = np.where(kind == OK, comp, inv)
+    values = [vals[i] for i in vpos.tolist()]
+    table = TxnTable(ops, procs[inv], kind, times[inv], np.where(done, times[np.maximum(comp, 0)], -1),
+                     where[inv], np.where(done, where[np.maximum(comp, 0)], -1), values, lines)
     try:
-        for pos, op in enumerate(ops):
-            if op.f != "txn":
-                continue
-            if op.type is invoke:
-                if type(op.value) is not list:
-                    raise MalformedTxn(f"a txn's value must be a list of micro-ops, got {_short(op.value)}")
-                open_txns[op.process] = (tid, op)
-                process.append(op.process if type(op.process) is int else -1)
-                kind.append(INFO)
-                itime.append(op.time)
-                ctime.append(-1)
-                ipos.append(pos)
-                cpos.append(-1)
-                tid += 1
-                continue
-            opened = open_txns.pop(op.process, None)
-            if opened is None:
-                continue  # a stray completion; the history readers report those
-            t, inv = opened
-            ctime[t] = op.time
-            cpos[t] = pos
-            if op.type is ok:
-                kind[t] = OK
-                if type(op.value) is not list or len(op.value) != len(inv.value):
-                    raise MalformedTxn("an ok txn's completion must hold its micro-ops, as many as invoked "
-                                       f"({len(inv.value)}), reads filled in; got {_short(op.value)}")
-                committed(t, op.value)
-            else:
-                if op.type is fail:
-                    kind[t] = FAIL
-                attempted(t, inv.value)
-        op = None
-        for t, inv in open_txns.values():
-            attempted(t, inv.value)
-    except MalformedTxn as e:
-        if op is not None and e.index is None:
-            e.index = op.index
-            e.line = _line(op, pos, lines)
-        raise
-    return TxnTable(ops, _np(process, np.int64), _np(kind, np.int8), _np(itime, np.int64), _np(ctime, np.int64),
-                    _np(ipos, np.int64), _np(cpos, np.int64), lines)
+        table.lens = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    except TypeError:
+        table.lens = None
+    if table.lens is None:  # (a value of another type with a length fails the micro-op checks instead)
+        tid = next(t for t, v in enumerate(values) if type(v) is not list)
+        what = "an ok txn's completion" if kind[tid] == OK else "a txn's value"
+        raise table.error(tid, f"{what} must be a list of micro-ops, got {_short(values[tid])}")
+    return table
 
 
-def _np(a: array, dtype: Any) -> np.ndarray:
-    return np.frombuffer(a, dtype=dtype).copy() if len(a) else np.zeros(0, dtype=dtype)
-
-
-def _line(op: Op, pos: int, lines: Sequence[int] | None) -> int | None:
-    if lines is not None and 0 <= pos < len(lines):
-        return int(lines[pos]) or None
-    line = op.extra.get("line")
-    return line if isinstance(line, int) else None
+def _process_numbers(procs: list[Any]) -> np.ndarray:
+    """Processes as int64 (any that is not an int gets a number of its own, below every real one)."""
+    if set(map(type, procs)) <= {int}:
+        try:
+            return np.array(procs, dtype=np.int64)
+        except OverflowError:
+            pass
+    names: dict[Any, int] = {}
+    return np.array([p if type(p) is int and abs(p) < 1 << 62 else -1 - names.setdefault(p, len(names))
+                     for p in procs], dtype=np.int64)
 
 
 def _short(value: Any, limit: int = 80) -> str:
