@@ -129,6 +129,6 @@ class Inference(Protocol):
         """One sentence saying why ``a -> b`` is an edge of ``etype`` on key id ``key``."""
         ...
 
-    def support(self, a: int, b: int, etype: int, key: int) -> list[int]:
+    def support(self, table: TxnTable, a: int, b: int, etype: int, key: int) -> list[int]:
         """Transactions besides ``a`` and ``b`` that a witness needs for the edge to hold again on its key."""
         ...

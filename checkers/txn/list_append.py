@@ -501,7 +501,7 @@ class ListAppendInference:
             out.append(list(v or []))
         return out
 
-    def support(self, a: int, b: int, etype: int, key: int) -> list[int]:
+    def support(self, table: TxnTable, a: int, b: int, etype: int, key: int) -> list[int]:
         """The key's longest reader and every writer in its version order (so the order shows again)."""
         entry = self.longest[key]
         order_writers = {int(w) for w in self._order(key)[1].tolist() if w >= 0}
