@@ -1,4 +1,5 @@
-"""``fencepost check``: check recorded histories for linearizability.
+"""``fencepost check``: check recorded histories for linearizability, or, with ``--model list-append`` or
+``--model rw-register``, for the isolation anomalies of transactional histories (:mod:`checkers.txn.cli`).
 
 One line per file (or, with ``--json``, one JSON object per decided partition as soon as it is decided,
 ``"event": "partition"``, and one per file, ``"event": "file"``). The exit code is the
@@ -25,8 +26,9 @@ import click
 
 from harness.cli.errors import fail
 from harness.cli.exit_codes import ERROR, for_validity, worst
+from harness.history.formats import FORMATS
 
-FORMATS = ["auto", "jsonl", "edn", "parquet", "porcupine-etcd", "porcupine-kv"]
+TXN_MODELS = ("list-append", "rw-register")
 
 
 def _reports(paths: list[str], opts: Any, jobs: int | None, engine: str, spark_master: str | None,
@@ -57,8 +59,12 @@ def _verdict_word(valid: Any) -> str:
               help="history format")
 @click.option("--model", default=None,
               help="register, cas-register, etcd, kv, log, set, multi-register, mutex, or an installed model "
-                   "(fencepost.models); default: by format (porcupine-etcd: etcd, porcupine-kv: kv), else by the "
-                   "fs present")
+                   "(fencepost.models); list-append or rw-register for transactional histories; default: by "
+                   "format (porcupine-etcd: etcd, porcupine-kv: kv), else by the fs present")
+@click.option("--consistency", "consistency", multiple=True,
+              help="with --model list-append|rw-register: a consistency model to check (Elle's names, e.g. "
+                   "serializable, snapshot-isolation, read-committed); repeat it or separate with commas "
+                   "[default: strict-serializable]")
 @click.option("--init", "init_json", default=None,
               help="initial value as JSON or EDN, e.g. 0 or '{:x 0 :y 0}' (default: absent / the model's)")
 @click.option("--nil-read", type=click.Choice(["any", "absent"]), default=None,
@@ -88,15 +94,22 @@ def _verdict_word(valid: Any) -> str:
               help="a progress bar on stderr (default: when stderr is a terminal)")
 @click.option("--no-split", is_flag=True,
               help="search a partition's keys together, not apart (benchmarks; with --no-partition: the raw search)")
-def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | None, nil_read: str | None,
+def check(paths: tuple[str, ...], fmt: str, model: str | None, consistency: tuple[str, ...], init_json: str | None,
+          nil_read: str | None,
           timeout: float | None, no_partition: bool, all_violations: bool, as_json: bool, html_dir: str | None,
           explain: bool, jobs: int | None, engine: str, spark_master: str | None, witness_dir: str | None,
           max_memory: str | None, show_plan: bool, progress: bool | None, no_split: bool) -> None:
-    """Check the histories at PATHS (files, or Jepsen run folders) for linearizability."""
+    """Check the histories at PATHS (files, or Jepsen run folders) for linearizability, or for isolation
+    anomalies (--model list-append|rw-register)."""
     from checkers.linearizability.run import FileOptions
     from checkers.models import available_models
     from harness.history import jepsen_store
 
+    if model in TXN_MODELS:
+        _check_txn(paths, fmt, model, consistency, as_json=as_json, explain=explain, witness_dir=witness_dir,
+                   html_dir=html_dir)
+    if consistency:
+        fail("--consistency applies to --model list-append or rw-register")
     if model is not None and model not in available_models():
         fail(f"unknown model {model!r}; choose one of {', '.join(sorted(available_models()))}")
     init = None
@@ -123,6 +136,25 @@ def check(paths: tuple[str, ...], fmt: str, model: str | None, init_json: str | 
                             html_dir=html_dir, witness_dir=witness_dir)
     finally:
         events.close()
+    sys.stdout.flush()
+    sys.exit(worst(codes))
+
+
+def _check_txn(paths: tuple[str, ...], fmt: str, model: str, consistency: tuple[str, ...], *, as_json: bool,
+               explain: bool, witness_dir: str | None, html_dir: str | None) -> None:
+    """The transactional path: every file checked against the consistency models; exits with the worst code."""
+    from checkers.txn.checker import parse_models
+    from checkers.txn.cli import check_paths
+    from checkers.txn.models import UnknownModel
+    from harness.history import jepsen_store
+
+    try:
+        models = parse_models(list(consistency) or None)
+    except UnknownModel as e:
+        fail(str(e))
+    files = [jepsen_store.find_history(p) or p if os.path.isdir(p) else p for p in paths]
+    codes = check_paths(files, fmt, model, models, as_json=as_json, explain=explain, witness_dir=witness_dir,
+                        html_dir=html_dir)
     sys.stdout.flush()
     sys.exit(worst(codes))
 

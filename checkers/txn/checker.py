@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from checkers.txn import models
-from checkers.txn.cycles import search
+from checkers.txn.cycles import Found, search
 from checkers.txn.explain import case_entry, cycle_entry
 from checkers.txn.graph import build, components
 from checkers.txn.inference import Inference
 from checkers.txn.list_append import ListAppendInference
-from checkers.txn.txns import FAIL, INFO, OK, collect
+from checkers.txn.txns import FAIL, INFO, OK, TxnTable, collect
 from harness.checker_protocol import CheckContext
 from harness.history.op import Op
 
@@ -97,9 +97,18 @@ def check_txn(ops: Sequence[Op], workload: str, consistency: Sequence[str] | str
         outcome = search(graph, comps, classes, cycle_budget_s, cap)
         anomalies: dict[str, list[dict[str, Any]]] = {}
         for found in outcome.cycles:
-            anomalies.setdefault(found.type, []).append(cycle_entry(table, inference, data.keys, found, source))
+            entry = cycle_entry(table, inference, data.keys, found, source)
+            entry["witness"] = witness_txns(table, inference, data.keys, found)
+            anomalies.setdefault(found.type, []).append(entry)
+        key_ids: dict[Any, int] | None = None
         for case in data.cases.cases:
-            anomalies.setdefault(case.type, []).append(case_entry(table, case, source))
+            entry = case_entry(table, case, source)
+            if key_ids is None:
+                key_ids = {_hashable(k): i for i, k in enumerate(data.keys)}
+            kid = key_ids.get(_hashable(case.data.get("key")), -1)
+            extra = case.support + (inference.key_support(kid) if kid >= 0 else [])
+            entry["witness"] = _plan(table, [*case.txns, *extra], [case.data["key"]] if kid >= 0 else None)
+            anomalies.setdefault(case.type, []).append(entry)
     counts = {**data.cases.counts, **outcome.counts}
     found_types = set(counts)
     bad = sorted(found_types & prohibited)
@@ -136,6 +145,35 @@ def check_txn(ops: Sequence[Op], workload: str, consistency: Sequence[str] | str
     if reasons:
         result["unknown_reasons"] = reasons
     return result
+
+
+def witness_txns(table: TxnTable, inference: Inference, keys: list[Any], found: Found) -> dict[str, Any]:
+    """What a cycle's witness holds: its transactions, those its edges need, and the keys of its edges."""
+    tids: list[int] = []
+    kids: list[int] = []
+    for step in found.steps:
+        tids.append(step.src)
+        if step.key >= 0:
+            kids.append(step.key)
+            tids.extend(inference.support(table, step.src, step.dst, step.etype, step.key))
+    return _plan(table, tids, [keys[k] for k in dict.fromkeys(kids)])
+
+
+def _plan(table: TxnTable, tids: list[int], keys: list[Any] | None) -> dict[str, Any]:
+    txns = []
+    for t in sorted(set(tids)):
+        done = table.complete_op(t)
+        txns.append({"id": t, "invoke_index": table.invoke_op(t).index,
+                     "complete_index": done.index if done is not None else None})
+    return {"txns": txns, "keys": keys}
+
+
+def _hashable(x: Any) -> Any:
+    try:
+        hash(x)
+    except TypeError:
+        return repr(x)
+    return x
 
 
 class TxnChecker:

@@ -123,6 +123,7 @@ def render_text(result: dict[str, Any], limit: int = 3) -> str:
         if len(entries) > limit:
             out.append(f"    ... and {total - limit} more")
     if result.get("not"):
+        stronger = len(result.get("also_not", []))
         out.append(f"  rules out: {', '.join(result['not'])}"
-                   + (f" (and stronger: {', '.join(result['also_not'])})" if result.get("also_not") else ""))
+                   + (f", and the {stronger} models stronger than that" if stronger else ""))
     return "\n".join(out)

@@ -132,3 +132,7 @@ class Inference(Protocol):
     def support(self, table: TxnTable, a: int, b: int, etype: int, key: int) -> list[int]:
         """Transactions besides ``a`` and ``b`` that a witness needs for the edge to hold again on its key."""
         ...
+
+    def key_support(self, key: int) -> list[int]:
+        """Transactions a witness needs to show key id ``key``'s version order again."""
+        ...

@@ -503,6 +503,10 @@ class ListAppendInference:
 
     def support(self, table: TxnTable, a: int, b: int, etype: int, key: int) -> list[int]:
         """The key's longest reader and every writer in its version order (so the order shows again)."""
+        return self.key_support(key)
+
+    def key_support(self, key: int) -> list[int]:
+        """The key's longest reader and every writer in its version order."""
         entry = self.longest[key]
         order_writers = {int(w) for w in self._order(key)[1].tolist() if w >= 0}
         return sorted(order_writers | ({entry[1]} if entry is not None else set()))

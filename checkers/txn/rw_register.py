@@ -335,6 +335,10 @@ class RwRegisterInference:
         return (f"{_T(a)} read key {k} = {_V(v)}, written by {who}; {_T(b)} is the next transaction of {who}'s "
                 f"process to write key {k} ({_V(x2)}), so {_V(x2)} follows {_V(v)}; so {_T(a)} rw→ {_T(b)}")
 
+    def key_support(self, key: int) -> list[int]:
+        """None: an rw-register key's order shows from the transactions an anomaly names."""
+        return []
+
     def support(self, table: TxnTable, a: int, b: int, etype: int, key: int) -> list[int]:
         """For an rw edge: the writer of the value ``a`` read (a witness needs it to show that version)."""
         if etype not in (RW, RW_REALTIME, RW_PROCESS):
