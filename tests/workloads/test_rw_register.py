@@ -45,3 +45,13 @@ def test_the_serializable_fake_commits_some_and_refuses_some_and_reads_come_back
     assert len(ok) > 200 and any(op["type"] == "fail" for op in done)
     assert any(m[0] == "r" and m[2] is not None for op in ok for m in op["value"])  # reads saw writes
     assert outcome.results["checkers"]["txn"]["valid"] is True, outcome.results["checkers"]["txn"]
+
+
+def test_the_snapshot_isolation_fake_is_caught_as_write_skew_from_registers_too(tmp_path: Path) -> None:
+    """A register's version order is only what the history proves; write skew still shows, within seconds."""
+    from checkers.txn import check_txn
+
+    outcome = run_fake(config(bug=["snapshot-isolation"]), tmp_path)
+    txn = outcome.results["checkers"]["txn"]
+    assert outcome.valid is False and "G2-item" in txn["prohibited"], txn["anomaly_types"]
+    assert check_txn(outcome.run.read_history(), "rw-register", ["snapshot-isolation"])["valid"] is True
