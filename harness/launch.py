@@ -68,8 +68,8 @@ def prepare(config: TestConfig, *, system: SystemPlugin | None = None, backend: 
     """
     system = system if system is not None else registry.load_system(config.system)
     backend = backend if backend is not None else registry.load_backend(config.backend)
-    config.options = registry.resolve_options(system, config.options)
     workload = registry.load_workload(config.workload, config)
+    config.options = registry.resolve_options(system, config.options, workload)
     packages = {name: registry.load_nemesis(name, system) for name in config.nemesis}
     registry.refuse_unsupported(system, offered(system, backend), packages, workload, backend.unavailable)
     if isinstance(system, Preflight):

@@ -108,18 +108,19 @@ def load_system(name: str | None = None) -> SystemPlugin:
     return plugin
 
 
-def system_options(system: SystemPlugin) -> dict[str, SystemOption]:
+def system_options(system: object) -> dict[str, SystemOption]:
     """The options ``system`` declares (:class:`harness.plugin_api.HasOptions`), by name."""
     return {o.name: o for o in system.options()} if isinstance(system, HasOptions) else {}
 
 
-def resolve_options(system: SystemPlugin, given: Mapping[str, Any]) -> dict[str, Any]:
-    """Every option ``system`` declares, at its default unless ``given`` (text or values) names it.
+def resolve_options(system: SystemPlugin, given: Mapping[str, Any], workload: object = None) -> dict[str, Any]:
+    """Every option ``system`` declares, and ``workload`` if it declares options too (the same
+    :class:`HasOptions` shape), at its default unless ``given`` (text or values) names it.
 
     Raises:
-        Refused: ``given`` names an option the system does not declare, or a value of the wrong type.
+        Refused: ``given`` names an option neither declares, or a value of the wrong type.
     """
-    declared = system_options(system)
+    declared = {**(system_options(workload) if isinstance(workload, HasOptions) else {}), **system_options(system)}
     unknown = sorted(set(given) - set(declared))
     if unknown:
         offered = ", ".join(sorted(declared)) or "none"

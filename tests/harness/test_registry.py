@@ -56,3 +56,15 @@ def test_a_capability_the_backend_cannot_carry_out_is_refused_with_the_backends_
 def test_a_workload_the_system_does_not_run_is_refused() -> None:
     with pytest.raises(registry.Refused, match="system fake does not run workload 'bank'"):
         prepare(TestConfig(workload="bank"), system=FakeSystem(), backend=MemoryBackend())
+
+
+def test_a_workload_declares_options_that_the_command_line_sets():
+    """``-o consistency=...`` reaches a transactional workload: prepare resolves the workload's declared options
+    beside the system's, and an option neither declares is still refused."""
+    test = TestConfig(system="fake", backend="memory", workload="list-append", nemesis=[],
+                      options={"consistency": "snapshot-isolation"})
+    prepare(test, system=FakeSystem(), backend=MemoryBackend())
+    assert test.options["consistency"] == "snapshot-isolation"
+    with pytest.raises(registry.Refused, match="no-such"):
+        prepare(TestConfig(system="fake", backend="memory", workload="list-append", nemesis=[],
+                           options={"no-such": "1"}), system=FakeSystem(), backend=MemoryBackend())
