@@ -141,7 +141,7 @@ class ListAppendInference:
         last = end[m] - 1
         fine = clean[last]
         edges.add(writer[last[fine]], rt[m][fine], WR, rk[m][fine])
-        nxt = cc[end[ext]]
+        nxt = self._next_version(cc[end[ext]], end[ext] - 1, rl[ext] > 0, writer, cleanpos)
         has = nxt < cc[off[rk[ext] + 1]]
         edges.add(rt[ext][has], writer[cleanpos[nxt[has]]], RW, rk[ext][has])
 
@@ -160,6 +160,22 @@ class ListAppendInference:
         sel = ext & (w_after[r] > 0)
         self._lost_updates(rt[sel], rk[sel], rl[sel])
         return DataGraph(edges, 0, self.cases, self.keys)
+
+    @staticmethod
+    def _next_version(ci: np.ndarray, last: np.ndarray, nonempty: np.ndarray, writer: np.ndarray,
+                      cleanpos: np.ndarray) -> np.ndarray:
+        """The clean element that starts the version after a read: the next clean one, unless that continues the
+        read's last element's writer (a read of a writer's intermediate state), then the first after its run."""
+        if not len(cleanpos):
+            return ci
+        w = writer[cleanpos]
+        run_start = np.ones(len(w), dtype=bool)
+        run_start[1:] = w[1:] != w[:-1]  # a key change starts a run too unless the same writer: harmless
+        starts = np.flatnonzero(run_start)
+        next_run = np.append(starts[1:], len(w))[np.cumsum(run_start) - 1]
+        inside = ci < len(w)
+        same = inside & nonempty & (w[np.minimum(ci, len(w) - 1)] == writer[np.maximum(last, 0)])
+        return np.where(same, next_run[np.minimum(ci, len(w) - 1)], ci)
 
     def _prefixes(self, rk: np.ndarray, rl: np.ndarray, rv: list[Any], o: np.ndarray) -> np.ndarray:
         """Whether each read is a prefix of its key's longest read (one slice per key and length, then one C
@@ -214,6 +230,8 @@ class ListAppendInference:
 
     def _intermediate_reads(self, v: _Reads, writer: np.ndarray, inter: np.ndarray, status: np.ndarray) -> None:
         """G1b: the last element read is one its writer appended over later in the same transaction."""
+        if not len(writer):
+            return
         last = np.maximum(v.end - 1, 0)
         hit = np.flatnonzero((v.len > 0) & inter[last] & (writer[last] != v.txn) & (status[last] != FAIL))
         for j in hit.tolist():
@@ -484,7 +502,9 @@ class ListAppendInference:
                             f"so {_T(a)} wr→ {_T(b)}")
         elif etype == RW:
             for v in self._ext_reads(table, a, key):
-                j = next((j for j in range(len(v), len(order)) if clean[j]), None)
+                j = _next_clean(clean, len(v))
+                if j is not None and v and wr_[j] == wr_[len(v) - 1]:  # the read saw part of a writer's appends
+                    j = next((i for i in range(j, len(order)) if clean[i] and wr_[i] != wr_[j]), None)
                 if j is not None and wr_[j] == b:
                     return (f"{_T(a)} read key {k} as {_V(v)}; {_T(b)} appended {_V(order[j])}, which comes next in "
                             f"key {k}'s version order; so {_T(a)} rw→ {_T(b)}")
@@ -510,6 +530,10 @@ class ListAppendInference:
         entry = self.longest[key]
         order_writers = {int(w) for w in self._order(key)[1].tolist() if w >= 0}
         return sorted(order_writers | ({entry[1]} if entry is not None else set()))
+
+
+def _next_clean(clean: np.ndarray, start: int) -> int | None:
+    return next((j for j in range(start, len(clean)) if clean[j]), None)
 
 
 class _Reads:

@@ -163,7 +163,7 @@ class RwRegisterInference:
                   rk: np.ndarray, row: np.ndarray, first: np.ndarray, wtx: np.ndarray, w_txn: np.ndarray,
                   w_key: np.ndarray, w_final: np.ndarray, edges: EdgeBuffer) -> None:
         """A reader of x1 -> every installer of the key invoked after x1's writer committed."""
-        sel = np.flatnonzero(first & (row >= 0) & w_final[np.maximum(row, 0)])
+        sel = np.flatnonzero(first & (row >= 0) & _at(w_final, row))
         if not len(sel):
             return
         writer = wtx[sel]
@@ -217,7 +217,12 @@ class RwRegisterInference:
             self._case("G1a", [t, w], int(rk[j]), rv[j], None,
                        f"{_T(t)} read key {_V(keys[int(rk[j])])} = {_V(rv[j])}; {_T(w)} wrote it and failed (it did "
                        f"not commit); so {_T(t)} read an aborted write")
-        inter = (row >= 0) & ~w_final[np.maximum(row, 0)] & (wtx != rt) & (wkind != FAIL) & ext
+        for j in np.flatnonzero(first & (row >= 0) & (wkind == FAIL) & (w_after[r] > 0)).tolist():
+            t, w = int(rt[j]), int(wtx[j])
+            self._case("dirty-update", [t, w], int(rk[j]), rv[j], None,
+                       f"{_T(t)} read key {_V(keys[int(rk[j])])} = {_V(rv[j])}, written by {_T(w)}, which failed, "
+                       f"and then wrote the key itself; so a committed write was built on an aborted one")
+        inter = (row >= 0) & ~_at(w_final, row) & (wtx != rt) & (wkind != FAIL) & ext
         for j in np.flatnonzero(inter).tolist():
             t, w = int(rt[j]), int(wtx[j])
             self._case("G1b", [t, w], int(rk[j]), rv[j], None,
@@ -345,6 +350,13 @@ class RwRegisterInference:
             return []
         w = self._writer_of(key, self._reads(table, a, key)[1])
         return [w] if w is not None else []
+
+
+def _at(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``values[rows]`` where ``rows >= 0``, False elsewhere (and for an empty ``values``)."""
+    if not len(values):
+        return np.zeros(len(rows), dtype=bool)
+    return np.where(rows >= 0, values[np.maximum(rows, 0)], False)
 
 
 def _first_after(times: np.ndarray, start: np.ndarray, size: np.ndarray, keys: np.ndarray,

@@ -22,9 +22,13 @@ def value(v: Any) -> str:
 
 
 def seconds(ns: int, other: int | None = None) -> str:
-    """Nanoseconds since start as seconds (``1.20 s``), with enough digits to tell it from ``other``."""
+    """Nanoseconds since start as seconds (``1.20 s``): two decimals, or more where a short time would show as
+    zero, or to tell it from ``other`` (given both ways round, both get as many)."""
+    times = [ns] if other is None else [ns, other]
     digits = 2
-    if other is not None and other != ns:
-        while digits < 9 and round(ns / 1e9, digits) == round(other / 1e9, digits):
-            digits += 1
+    while digits < 9 and any(0 < abs(t) / 1e9 * 10**digits < 1 for t in times):
+        digits += 1
+    while digits < 9 and other is not None and round(ns / 1e9, digits) == round(other / 1e9, digits) \
+            and ns != other:
+        digits += 1
     return f"{ns / 1e9:.{digits}f} s"
