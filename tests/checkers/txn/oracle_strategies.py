@@ -2,8 +2,8 @@
 
 A history is drawn in three steps:
 
-1. transactions: 1 to 4 micro-ops each, over the keys, in any order or as reads then a write; written values
-   are unique per key;
+1. transactions: 1 to 4 micro-ops each, over the keys, in any order, as reads then a write, or as updates (read a
+   key, write it); written values are unique per key;
 2. a schedule: transactions spread over a few lanes (a lane runs one transaction at a time; its process number
    changes after an ``info``, as Jepsen's does), interleaved at random, so real time overlaps at random;
 3. reads: an ``ok`` transaction's reads come from a simulated execution (a random commit order of the committed
@@ -30,7 +30,7 @@ GARBAGE = 99
 """A value no transaction ever writes."""
 
 
-SHAPES = ("random", "random", "rmw")
+SHAPES = ("random", "random", "rmw", "update")
 READ_MODES = ("serial", "serial-by-completion", "snapshot", "si", "si", "per-read")
 """``serial``: each transaction reads the state just before it in the commit order; ``serial-by-completion``: the
 same, the commit order being the completion order; ``snapshot``: a random earlier prefix for the whole
@@ -92,14 +92,16 @@ def histories(
         allow_info: whether ``info`` outcomes are drawn.
         final_read: add, after all the others, an ``ok`` transaction on a process of its own that reads every key
             as the whole execution left it.
-        shapes: the transaction shapes to draw from: ``random`` or ``rmw`` (reads, then a write).
+        shapes: the transaction shapes to draw from: ``random``, ``rmw`` (reads, then a write) or ``update`` (per
+            key, a read and then, mostly, a write of it).
         read_modes: the executions to draw from (see :data:`READ_MODES`).
     """
     write = "append" if workload == "list-append" else "w"
     n = draw(st.integers(1, max_txns - 1 if final_read else max_txns))
     keys = list(range(1, draw(st.integers(2, 3)) + 1))
     next_value = dict.fromkeys(keys, 1)
-    # "random": any mix of reads and writes; "rmw": read some keys, then write some (write skew's shape).
+    # "random": any mix of reads and writes; "rmw": read some keys, then write some (write skew's shape);
+    # "update": read a key, then write it (a register's version order follows from these).
     shape = draw(st.sampled_from(shapes))
     micro_ops: list[list[list[Any]]] = []
     for _ in range(n):
@@ -107,6 +109,10 @@ def histories(
         if shape == "rmw":
             plan = [("r", k) for k in draw(st.lists(st.sampled_from(keys), min_size=1, max_size=2, unique=True))]
             plan += [(write, k) for k in draw(st.lists(st.sampled_from(keys), max_size=1))]
+        elif shape == "update":
+            plan = []
+            for k in draw(st.lists(st.sampled_from(keys), min_size=1, max_size=2, unique=True)):
+                plan += [("r", k), (write, k)] if draw(st.integers(0, 3)) else [("r", k)]
         else:
             size = draw(st.integers(1, 4))
             plan = [(draw(st.sampled_from(["r", write])), draw(st.sampled_from(keys))) for _ in range(size)]

@@ -147,7 +147,8 @@ def _cases() -> list[Case]:
         T(0, [["append", X, 1], ["append", Y, 1]]),
         T(1, [["r", X, []], ["r", Y, [1]]]),
         T(2, [["r", X, [1]]]),
-    ), frozenset({RC}), "G-single", (0, 1), (SI, SER, STRICT), (RC,), ("rw",)))
+    ), frozenset({RC}), "G-single", (0, 1), (SI, SER, STRICT, "repeatable-read"), (RC,),
+         ("rw",)))
     c.append(Case("G-single clean", LA, _concurrent(
         T(0, [["append", X, 1], ["append", Y, 1]]),
         T(1, [["r", X, [1]], ["r", Y, [1]]]),
@@ -155,7 +156,8 @@ def _cases() -> list[Case]:
     c.append(Case("G-single", RW, _concurrent(
         T(0, [["w", X, 1], ["w", Y, 1]]),
         T(1, [["r", X, None], ["r", Y, 1]]),
-    ), frozenset({RC}), "G-single", (0, 1), (SI, SER, STRICT), (RC,), ("rw",)))
+    ), frozenset({RC}), "G-single", (0, 1), (SI, SER, STRICT, "repeatable-read"), (RC,),
+         ("rw",)))
     c.append(Case("G-single clean", RW, _concurrent(
         T(0, [["w", X, 1], ["w", Y, 1]]),
         T(1, [["r", X, 1], ["r", Y, 1]]),
