@@ -1,8 +1,8 @@
 """The textbook anomalies as tiny histories, each with its clean twin, in list-append and rw-register form.
 
-Keys are 1 (x) and 2 (y). Unless a case says otherwise its transactions overlap in real time (so only the data
-orders them) and run on different processes. ``ok_under`` lists the oracle's models that allow the history; every
-other model the oracle decides prohibits it.
+Keys are 1 (x) and 2 (y), and 3 and 4 where a cycle needs four. Unless a case says otherwise its transactions
+overlap in real time (so only the data orders them) and run on different processes. ``ok_under`` lists the
+oracle's models that allow the history; every other model the oracle decides prohibits it.
 """
 
 from __future__ import annotations
@@ -202,6 +202,39 @@ def _cases() -> list[Case]:
          T(2, [["r", X, [1]], ["r", Y, [1]], ["append", Y, 2]])],
         [T(3, [["r", X, [1, 2]], ["r", Y, [1, 2]]])],
     ), frozenset({RC}) | SI_FAMILY, "G2-item", (1, 2), (SER, STRICT), (SI,), ("rw",)))
+
+    # G-nonadjacent: a cycle whose two rw edges are not next to each other (T0 rw T1 wr T2 rw T3 wr T0). Snapshot
+    # isolation prohibits it, as it does G-single; keys 3 and 4 join x and y.
+    c.append(Case("G-nonadjacent", LA, [
+        *_concurrent(
+            T(0, [["r", X, []], ["r", 4, [1]]]),
+            T(1, [["append", X, 1], ["append", Y, 1]]),
+            T(2, [["r", Y, [1]], ["r", 3, []]]),
+            T(3, [["append", 3, 1], ["append", 4, 1]]),
+        ),
+        T(4, [["r", X, [1]], ["r", 3, [1]]], start=20, end=25),
+    ], frozenset({RC}), "G-nonadjacent", (0, 1, 2, 3), (SI, SER, "repeatable-read"), (RC,), ("rw", "wr")))
+    c.append(Case("G-nonadjacent clean", LA, [
+        *_concurrent(
+            T(0, [["r", X, []], ["r", 4, [1]]]),
+            T(1, [["append", X, 1], ["append", Y, 1]]),
+            T(2, [["r", Y, [1]], ["r", 3, [1]]]),
+            T(3, [["append", 3, 1], ["append", 4, 1]]),
+        ),
+        T(4, [["r", X, [1]], ["r", 3, [1]]], start=20, end=25),
+    ], ALL, valid=(STRICT,)))
+    c.append(Case("G-nonadjacent", RW, _concurrent(
+        T(0, [["r", X, None], ["r", 4, 1]]),
+        T(1, [["w", X, 1], ["w", Y, 1]]),
+        T(2, [["r", Y, 1], ["r", 3, None]]),
+        T(3, [["w", 3, 1], ["w", 4, 1]]),
+    ), frozenset({RC}), "G-nonadjacent", (0, 1, 2, 3), (SI, SER, "repeatable-read"), (RC,), ("rw", "wr")))
+    c.append(Case("G-nonadjacent clean", RW, _concurrent(
+        T(0, [["r", X, None], ["r", 4, 1]]),
+        T(1, [["w", X, 1], ["w", Y, 1]]),
+        T(2, [["r", Y, 1], ["r", 3, 1]]),
+        T(3, [["w", 3, 1], ["w", 4, 1]]),
+    ), ALL, valid=(STRICT,)))
 
     # Lost update: both read x empty and both write it; one write is lost to the other's reader.
     c.append(Case("lost-update", LA, [
