@@ -2,9 +2,9 @@
 
 Each member ``nK`` serves clients on its own address and port and talks to its peers on a second port;
 every URL is on that address, so partitions cut exactly the links they name. Setup waits until every
-member answers and they agree on a leader. A wiped member rejoins as etcd requires: it is removed, added
-again as a new member, and started with an empty data directory and ``--initial-cluster-state
-existing``; it never comes back under its old identity.
+member answers and they agree on a leader. A wiped member rejoins as etcd requires (:mod:`.readmission`):
+it is removed, added again as a new member, and started with an empty data directory and
+``--initial-cluster-state existing``; it never comes back under its old identity.
 
 Capabilities: processes, network, disk and power-loss (etcd fsyncs, and runs on the lazy filesystem in
 its cached mode, since bbolt maps its database), primaries (the leader, from etcd's status API) and
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from fencepost import NODE, Bug, Layout, ProcessSpec
 from fencepost import capabilities as caps
 from fencepost_etcd.gateway import Definite, Gateway, Indefinite
+from fencepost_etcd.readmission import Readmission
 
 if TYPE_CHECKING:
     from fencepost import Checker, Client, ClusterView, Nemesis, TestConfig, Workload
@@ -34,7 +35,6 @@ CLIENT_PORT, PEER_PORT = 0, 1
 """Layout port indexes."""
 CAUGHT_UP = 100
 """A member within this many applied entries of the others has caught up."""
-ADD_PATIENCE_S = 30.0
 NOT_NOW = ("etcdserver: unhealthy cluster", "etcdserver: re-configuration failed due to not enough started members")
 """etcd's refusals of a reconfiguration that would be unsafe just now."""
 
@@ -56,6 +56,7 @@ class EtcdPlugin:
         self.client_urls: dict[str, str] = {}
         self.bugs_on: frozenset[str] = frozenset()
         self._membership: Any = None
+        self.readmission = Readmission(self)
 
     def image_packages(self) -> tuple[str, ...]:
         """Debian's etcd 3.4, which each member runs."""
@@ -120,9 +121,11 @@ class EtcdPlugin:
         """``call`` on the first member (not in ``exclude``) that answers it.
 
         Raises:
-            Indefinite: none did.
+            Definite: none did, and each certainly had no effect.
+            Indefinite: none did, and one may have had an effect.
         """
         last: Exception | None = None
+        unknown = False
         for node in cluster.nodes():
             if node in exclude:
                 continue
@@ -130,13 +133,13 @@ class EtcdPlugin:
             try:
                 return await call(g)
             except (Definite, Indefinite) as e:
-                last = e
+                last, unknown = e, unknown or isinstance(e, Indefinite)
             finally:
                 await g.close()
-        raise Indefinite(f"no member answered: {last}")
+        raise (Indefinite if unknown else Definite)(f"no member answered: {last}")
 
     async def patiently(self, cluster: ClusterView, call: Callable[[Gateway], Any], exclude: Sequence[str],
-                        patience: float = ADD_PATIENCE_S) -> Any:
+                        patience: float) -> Any:
         """:meth:`any_member`, retried for ``patience`` seconds while etcd refuses a reconfiguration as
         unsafe just now ("unhealthy cluster": its leader has not been connected to every member for five
         seconds, as just after a member started; "not enough started members").
@@ -170,44 +173,18 @@ class EtcdPlugin:
         return []
 
     async def rejoin(self, cluster: ClusterView, node: str) -> Sequence[str]:
-        """Remove ``node``'s old identity and add it again as a new member; the arguments its start needs. If
-        it cannot be added back, it is left to the membership State, whose heal step adds it back."""
-        ids = await self.member_ids(cluster, exclude=[node])
-        if node in ids:
-            await self.patiently(cluster, lambda g: g.remove_member(ids[node]), [node])
-        try:
-            return await self.add_back(cluster, node)
-        except (Definite, Indefinite):
-            self.membership().removed.append(node)
-            raise
-
-    async def add_back(self, cluster: ClusterView, node: str, patience: float = ADD_PATIENCE_S) -> list[str]:
-        """Add ``node`` as a new member; the start arguments that join it to the cluster as it is now.
-
-        etcd refuses an add while its leader has not been connected to every member for five seconds (as
-        just after a member started), so a refusal is retried for ``patience`` seconds.
-
-        Raises:
-            Definite: etcd kept refusing it.
-            Indefinite: no member answered.
-        """
-        try:
-            answer = await self.patiently(cluster, lambda g: g.add_member(self.peer_urls[node]), [node], patience)
-        except Definite as e:
-            if "already exist" not in str(e):
-                raise
-            # an earlier try was applied although its answer was lost
-            answer = {"members": await self.any_member(cluster, lambda g: g.members(), exclude=[node])}
-        by_url = {url: n for n, url in self.peer_urls.items()}
-        members = [by_url.get((m.get("peerURLs") or [""])[0]) for m in answer.get("members", [])]
-        initial = ",".join(f"{n}={self.peer_urls[n]}" for n in members if n)
-        return ["--initial-cluster-state", "existing", "--initial-cluster", initial]
+        """Bring the wiped ``node`` back as a new member (:mod:`.readmission`): it is started here, and serves
+        once this returns its start arguments. If that cannot be done within the patience, it is left to the
+        membership heal, which brings every pending member back, and the error says how far it got."""
+        self.readmission.pending.add(node)
+        return await self.readmission.bring_back(cluster, node)
 
     async def wipe_refusal(self, cluster: ClusterView) -> str | None:
-        """Why no member may lose its disk now: one is removed or does not answer, they disagree on the leader,
-        or one is still more than ``CAUGHT_UP`` entries behind (the last wiped member catching up)."""
-        if self._membership is not None and self._membership.removed:
-            return f"members {self._membership.removed} are removed"
+        """Why no member may lose its disk now: one has not come back from a wipe or remove, one does not
+        answer, they disagree on the leader, or one is still more than ``CAUGHT_UP`` entries behind (the
+        last wiped member catching up)."""
+        if self.readmission.pending:
+            return f"members {sorted(self.readmission.pending)} have not come back yet"
         try:
             statuses = await asyncio.gather(*(self._status(cluster, n) for n in cluster.nodes()))
         except (Definite, Indefinite) as e:

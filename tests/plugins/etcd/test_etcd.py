@@ -18,7 +18,8 @@ from fencepost_etcd.plugin import EtcdPlugin
 from harness.backends.local import LocalBackend
 from harness.cluster import Cluster, running
 from harness.config import TestConfig
-from harness.protocols import Invocation
+from harness.protocols import FaultSpec, Invocation
+from nemesis.partition import package as partition_package
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("etcd") is None, reason="etcd is not installed")]
 
@@ -99,6 +100,31 @@ def test_a_wiped_member_rejoins_as_a_new_member_never_under_its_old_identity(tmp
             assert (await n3.get("before"))[0] == "1"  # it caught up from the others
             await n3.close()
             await g.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_member_wiped_while_the_leader_is_cut_off_rejoins_once_the_network_heals(tmp_path: Path) -> None:
+    """As in a default campaign's run: the rejoin after a wipe finds no quorum (the leader cut off, the wiped
+    member down), and once the partition heals every member runs, is a member, and serves a linearizable read."""
+    async def scenario() -> None:
+        async with etcd(tmp_path) as cluster:
+            plugin = cluster.system
+            assert isinstance(plugin, EtcdPlugin)
+            partition = partition_package()
+            cut = await partition.start(cluster, FaultSpec("partition", "leader"), random.Random(1))
+            lone = next(n for n, unreachable in cut["grudge"].items() if len(unreachable) == 2)
+            wipe = asyncio.create_task(cluster.wipe(next(n for n in cluster.nodes() if n != lone)))
+            await asyncio.sleep(8)  # the rejoin's member remove cannot commit meanwhile
+            await partition.stop(cluster)
+            assert (await wipe)[:2] == ["--initial-cluster-state", "existing"]
+            await plugin.ready(cluster, 30)
+            assert set(await plugin.member_ids(cluster)) == set(cluster.nodes())
+            for node in cluster.nodes():
+                assert cluster.processes.running(node)
+                g = gateway(cluster, node, timeout=5.0)
+                assert (await g.get("never-written")) == (None, 0)  # linearizable: through the leader
+                await g.close()
 
     asyncio.run(scenario())
 
