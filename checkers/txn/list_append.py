@@ -457,10 +457,9 @@ class ListAppendInference:
         triples = np.unique(np.stack([rk, rl, rt], axis=1), axis=0)
         change = np.ones(len(triples), dtype=bool)
         change[1:] = np.any(triples[1:, :2] != triples[:-1, :2], axis=1)
-        group = np.cumsum(change) - 1
-        sizes = np.bincount(group)
-        for g in np.flatnonzero(sizes >= 2).tolist():
-            rows = triples[group == g]
+        starts = np.append(np.flatnonzero(change), len(triples))
+        for g in np.flatnonzero(np.diff(starts) >= 2).tolist():
+            rows = triples[starts[g]:starts[g + 1]]
             kid, n = int(rows[0, 0]), int(rows[0, 1])
             entry = self.longest[kid]
             assert entry is not None

@@ -275,12 +275,15 @@ class RwRegisterInference:
         trip = np.unique(np.stack([rk[sel], ver, rt[sel]], axis=1), axis=0)
         change = np.ones(len(trip), dtype=bool)
         change[1:] = np.any(trip[1:, :2] != trip[:-1, :2], axis=1)
-        group = np.cumsum(change) - 1
-        for g in np.flatnonzero(np.bincount(group) >= 2).tolist():
-            rows = trip[group == g]
+        starts = np.append(np.flatnonzero(change), len(trip))
+        first_of: dict[tuple[int, int], int] = {}
+        for j, k, v in zip(sel.tolist(), rk[sel].tolist(), ver.tolist(), strict=True):
+            first_of.setdefault((k, v), j)
+        for g in np.flatnonzero(np.diff(starts) >= 2).tolist():
+            rows = trip[starts[g]:starts[g + 1]]
             kid = int(rows[0, 0])
             txns = [int(x) for x in rows[:, 2]]
-            j = int(sel[np.flatnonzero((rk[sel] == kid) & (ver == rows[0, 1]))[0]])
+            j = first_of.get((kid, int(rows[0, 1])), int(sel[0]))
             names = " and ".join(_T(x) for x in txns[:4]) + (" and others" if len(txns) > 4 else "")
             self._case("lost-update", txns, kid, rv[j], None,
                        f"{names} each read key {_V(self.keys[kid])} = {_V(rv[j])} and then wrote it; each made its "
