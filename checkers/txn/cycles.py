@@ -173,6 +173,7 @@ class _Batch:
     key: np.ndarray
     out: np.ndarray  # edge indices sorted by tail
     indptr: np.ndarray  # out[indptr[v]:indptr[v + 1]] are v's out-edges
+    pieces: dict[bytes, np.ndarray] = field(default_factory=dict)  # allowed edges -> those inside an SCC of them
 
 
 def search(graph: Graph, comps: Components, classes: Iterable[str], budget_s: float = 10.0,
@@ -243,8 +244,11 @@ def _search_class(graph: Graph, b: _Batch, cls: str, found_in: dict[int, set[str
     if not allowed.any():
         return
     # Only edges inside a strongly connected piece of the allowed edges can be on such a cycle.
-    _, sub = connected_components(csr(m, b.src[allowed], b.dst[allowed]), directed=True, connection="strong")
-    inside = allowed & (sub[b.src] == sub[b.dst])
+    memo = allowed.tobytes()
+    inside = b.pieces.get(memo)
+    if inside is None:
+        _, sub = connected_components(csr(m, b.src[allowed], b.dst[allowed]), directed=True, connection="strong")
+        inside = b.pieces[memo] = allowed & (sub[b.src] == sub[b.dst])
     if not inside.any():
         return
     role = _ROLE[b.etype]

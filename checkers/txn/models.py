@@ -16,6 +16,7 @@ a model it implies; so a stronger model prohibits everything a weaker one does. 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 # --- anomalies -----------------------------------------------------------------------------------------------
 
@@ -191,7 +192,12 @@ _WEAKER_TO_STRONGER = _reverse(_STRONGER_EDGES)
 
 def implied_anomalies(anomalies: Iterable[str]) -> set[str]:
     """The anomalies given and every anomaly they imply."""
-    return _closure(anomalies, _IMPLIED_EDGES)
+    return set(_implied(frozenset(anomalies)))
+
+
+@lru_cache(maxsize=1024)
+def _implied(anomalies: frozenset[str]) -> frozenset[str]:
+    return frozenset(_closure(anomalies, _IMPLIED_EDGES))
 
 
 def implied_models(models: Iterable[str]) -> set[str]:
@@ -201,15 +207,25 @@ def implied_models(models: Iterable[str]) -> set[str]:
 
 def prohibited_by(models: Iterable[str]) -> set[str]:
     """Every anomaly that cannot be present if all of ``models`` hold (including aggregate names like G1)."""
+    return set(_prohibited(frozenset(canonical(m) for m in models)))
+
+
+@lru_cache(maxsize=256)
+def _prohibited(models: frozenset[str]) -> frozenset[str]:
     direct = {a for m in implied_models(models) for a in _DIRECT_EDGES[m]}
-    return _closure(direct, _IMPLIED_BY)
+    return frozenset(_closure(direct, _IMPLIED_BY))
 
 
 def ruled_out(anomalies: Iterable[str]) -> set[str]:
     """Every model that the presence of ``anomalies`` rules out."""
+    return set(_ruled_out(frozenset(anomalies)))
+
+
+@lru_cache(maxsize=1024)
+def _ruled_out(anomalies: frozenset[str]) -> frozenset[str]:
     present = implied_anomalies(anomalies)
     direct = {m for m, prohibited in _DIRECT_EDGES.items() if present.intersection(prohibited)}
-    return _closure(direct, _WEAKER_TO_STRONGER)
+    return frozenset(_closure(direct, _WEAKER_TO_STRONGER))
 
 
 def weakest(models: Iterable[str]) -> list[str]:
