@@ -26,12 +26,15 @@ Where a checker of Elle's class is legitimately incomplete, only soundness is as
 
 * list-append with an append nobody read: its place in the version order is unknown, so the ww and rw edges it
   would give are missing (write skew through two unread appends goes unseen);
-* list-append where a transaction's own appends to a key are read in another order than it made them (T1 appends
-  1 then 2; a read shows [2 1]), with no other writer between them: no edge joins a transaction to itself, so no
-  cycle shows it, and Elle has no anomaly for it either (between them, another writer's append makes a G0);
+* list-append where a transaction's own appends to a key are read in another order than it made them, and the read
+  goes on past them (T1 appends 1 then 2; T2 appends 3; a read shows [2 1 3]): no edge joins a transaction to
+  itself, so no cycle shows it, and Elle's G1b looks at a read's last element only (a read ending [.. 2 1] is
+  G1b, and another writer's append between them makes a G0);
 * rw-register: version orders are inferred only from what the history proves (the initial state, a write after a
   read of the same key in one transaction, process or real-time order for the models that allow it); blind writes
-  leave orders unknown, so anomalies that need them are missed. Version orders are never guessed;
+  leave orders unknown, so anomalies that need them are missed. Version orders are never guessed. Nor are they
+  taken from what later reads saw (a process that wrote 1 and then read 2 knows 1 came first; Elle infers that
+  only under its linearizable-keys / sequential-keys options);
 * snapshot isolation with partial version orders: the oracle searches start and commit points, a checker finds
   G1, internal and G-nonadjacent cycles in the edges it can prove, so it misses what needs unproven edges.
   strong-snapshot-isolation is held to soundness only: the characterization above is stated for session order,
