@@ -55,8 +55,8 @@ from checkers.txn import CONSISTENCY_MODELS, check_txn
 from tests.checkers.txn.oracle import MODELS, HistoryOracle, Txn, stronger_or_equal
 from tests.checkers.txn.oracle_strategies import Drawn, histories
 
-SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FEWER = settings(SETTINGS, max_examples=150)
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FEWER = settings(SETTINGS, max_examples=120)
 MAIN_MODELS = (
     "read-uncommitted", "read-committed", "repeatable-read", "snapshot-isolation",
     "strong-session-snapshot-isolation", "strong-snapshot-isolation", "serializable",
