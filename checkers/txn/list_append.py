@@ -454,7 +454,7 @@ class ListAppendInference:
         """Two transactions externally read the same version of a key, then both appended to it."""
         if len(rt) < 2:
             return
-        triples = np.unique(np.stack([rk, rl, rt], axis=1), axis=0)
+        triples = unique_rows(rk, rl, rt)
         change = np.ones(len(triples), dtype=bool)
         change[1:] = np.any(triples[1:, :2] != triples[:-1, :2], axis=1)
         starts = np.append(np.flatnonzero(change), len(triples))
@@ -529,6 +529,15 @@ class ListAppendInference:
         entry = self.longest[key]
         order_writers = {int(w) for w in self._order(key)[1].tolist() if w >= 0}
         return sorted(order_writers | ({entry[1]} if entry is not None else set()))
+
+
+def unique_rows(*cols: np.ndarray) -> np.ndarray:
+    """The distinct rows of the columns, sorted (``np.unique(..., axis=0)`` without its slow path)."""
+    o = sort_rows(*cols)
+    rows = np.stack([c[o] for c in cols], axis=1)
+    keep = np.ones(len(rows), dtype=bool)
+    keep[1:] = np.any(rows[1:] != rows[:-1], axis=1)
+    return rows[keep]
 
 
 def _next_clean(clean: np.ndarray, start: int) -> int | None:

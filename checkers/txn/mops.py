@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -63,30 +63,28 @@ def flatten(table: TxnTable, write_f: str) -> Mops:
     starts = np.zeros(len(values), dtype=np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
     idx = (np.arange(total, dtype=np.int64) - np.repeat(starts, lens)).astype(np.int32)
+    # One pass over the micro-ops: their items, three per micro-op. A micro-op of another length shifts every
+    # later one, which the checks of the columns below then catch (an f that is no function name, a key of
+    # the wrong type) unless lengths that differ exactly make up for each other; only then is each looked at.
     try:
-        shapes = set(map(len, chain.from_iterable(values)))
+        items = list(chain.from_iterable(chain.from_iterable(values)))
     except TypeError:
-        shapes = set()
-    if shapes != ({3} if total else set()):
-        _raise_first(table, list(chain.from_iterable(values)), txn, idx,
-                     lambda m: type(m) in (list, tuple) and len(m) == 3, "expected [f, key, value]")
-    items = list(chain.from_iterable(chain.from_iterable(values)))
+        items = []
+    if len(items) != 3 * total:
+        _raise_first_bad(table, values, txn, idx, write_f)
     fs, ks, vs = items[0::3], items[1::3], items[2::3]
     del items
     try:
         f = np.fromiter(map({write_f: WRITE, "r": READ}.__getitem__, fs), dtype=np.int8, count=total)
     except (KeyError, TypeError):
-        _raise_first(table, list(chain.from_iterable(values)), txn, idx, lambda m: m[0] in (write_f, "r"),
-                     f"{'list-append' if write_f == 'append' else 'rw-register'} micro-ops are {write_f} and r")
-        raise
+        _raise_first_bad(table, values, txn, idx, write_f)
     ints = small_ints(ks)
     if ints is not None:
         keys, key = _int_key_ids(ints)
         keys_are_ints = True
     else:
         if not set(map(type, ks)) <= {int, str}:
-            _raise_first(table, list(chain.from_iterable(values)), txn, idx, lambda m: type(m[1]) in (int, str),
-                         "a key must be an integer or a string")
+            _raise_first_bad(table, values, txn, idx, write_f)
         ids: dict[Any, int] = {}
         key = np.fromiter((ids.setdefault(k, len(ids)) for k in ks), dtype=np.int64, count=len(ks))
         keys, keys_are_ints = list(ids), False
@@ -105,10 +103,19 @@ def _int_key_ids(arr: np.ndarray) -> tuple[list[Any], np.ndarray]:
     return uniq.tolist(), inverse.reshape(-1)
 
 
-def _raise_first(table: TxnTable, flat: list[Any], txn: np.ndarray, idx: np.ndarray, good: Any, why: str) -> None:
-    for i, m in enumerate(flat):
-        if not good(m):
-            shown = words.value(m) if isinstance(m, list | tuple) else repr(m)
+def _raise_first_bad(table: TxnTable, values: list[Any], txn: np.ndarray, idx: np.ndarray, write_f: str) -> NoReturn:
+    """Raise MalformedTxn for the first micro-op that is not ``[f, key, value]`` of the workload."""
+    names = f"{'list-append' if write_f == 'append' else 'rw-register'} micro-ops are {write_f} and r"
+    for i, m in enumerate(chain.from_iterable(values)):
+        shown = words.value(m) if isinstance(m, list | tuple) else repr(m)
+        why = None
+        if type(m) not in (list, tuple) or len(m) != 3:
+            why = "expected [f, key, value]"
+        elif not isinstance(m[0], str) or m[0] not in (write_f, "r"):
+            why = names
+        elif type(m[1]) not in (int, str):
+            why = "a key must be an integer or a string"
+        if why is not None:
             raise table.error(int(txn[i]), f"micro-op {int(idx[i])} {shown}: {why}")
     raise AssertionError("no malformed micro-op found")
 

@@ -27,7 +27,7 @@ import numpy as np
 from checkers.txn import words
 from checkers.txn.fanout import all_but, build_chains, from_position
 from checkers.txn.inference import RW, RW_PROCESS, RW_REALTIME, WR, WW, Case, CaseLog, DataGraph, EdgeBuffer
-from checkers.txn.list_append import group_positions
+from checkers.txn.list_append import group_positions, unique_rows
 from checkers.txn.mops import READ, WRITE, ValueIndex, bad_mop, flatten, small_ints
 from checkers.txn.sorting import sort_rows
 from checkers.txn.txns import FAIL, OK, TxnTable
@@ -272,7 +272,7 @@ class RwRegisterInference:
         if len(sel) < 2:
             return
         ver = np.where(row[sel] >= 0, row[sel], -1)
-        trip = np.unique(np.stack([rk[sel], ver, rt[sel]], axis=1), axis=0)
+        trip = unique_rows(rk[sel], ver, rt[sel])
         change = np.ones(len(trip), dtype=bool)
         change[1:] = np.any(trip[1:, :2] != trip[:-1, :2], axis=1)
         starts = np.append(np.flatnonzero(change), len(trip))
