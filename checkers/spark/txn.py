@@ -1,0 +1,343 @@
+"""``--engine spark`` for transactional histories: the dependency graph built with DataFrame joins, the cycles
+searched in its strongly connected components by the local engine's code, so the result is the local one's.
+
+Steps: (1) the history streams into Parquet (:mod:`checkers.spark.txn_input`); (2) Spark pairs the
+transactions, parses the micro-ops, numbers the keys, and finds a malformed micro-op the way the local engine's
+checks would (the local checks then run on that transaction alone, for the same one-line message); (3) Spark
+builds the version orders and the ww / wr / rw edges by joins (:mod:`checkers.spark.txn_append`) and the
+process or real-time edges (:mod:`checkers.spark.txn_order`), each edge with its place in the local engine's
+edge arrays; (4) the driver collects the edges (Arrow; no GraphFrames: it needs a JVM package that cannot be
+installed offline, and its SCC is a Pregel loop slower than scipy on one machine) and runs the local engine's
+strongly-connected-components and cycle search on them; (5) Spark flags the keys where an anomaly without a
+cycle may be; the local inference runs on the micro-ops of those keys and of the cycles' keys only (every one
+of its findings is per key), which gives the non-cycle anomalies and the words for every edge; (6) only the
+transactions those name come back from Spark, to be shown.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from checkers.spark import txn_input as ti
+from checkers.txn import models
+from checkers.txn.checker import make_inference, parse_models, witness_txns
+from checkers.txn.cycles import Found, search
+from checkers.txn.errors import MalformedTxn
+from checkers.txn.explain import case_entry, cycle_entry
+from checkers.txn.graph import Graph, components
+from checkers.txn.inference import PASS
+from checkers.txn.txns import TxnTable, collect
+from harness.history.op import Op
+
+WORKLOADS = ("list-append",)
+"""The workloads the Spark engine checks (rw-register: see :func:`check_txn_spark`)."""
+
+
+def check_txn_spark(history: str | Sequence[Op], workload: str,
+                    consistency: Sequence[str] | str = ("strict-serializable",), *, spark: Any = None,
+                    spark_master: str | None = None, fmt: str = "auto", source: str | None = None,
+                    lines: Sequence[int] | None = None, cycle_budget_s: float = 10.0,
+                    cap: int = 20) -> dict[str, Any]:
+    """Check a transactional history on Spark; the result is :func:`checkers.txn.check_txn`'s, plus
+    ``engine: "spark"``.
+
+    Args:
+        history: a history file (any format ``harness.history`` reads) or the ops themselves.
+        workload: ``list-append`` (rw-register raises ValueError: its version orders are not built on Spark yet).
+        consistency: the models to check (Elle's names).
+        spark: a SparkSession; None starts one with :func:`checkers.spark.engine.get_session`.
+        spark_master: the master URL when ``spark`` is None.
+        fmt: the file's format (``auto`` detects it).
+        source: the file name explanations give with lines (default: ``history`` when it is a path).
+        lines: each op's line, for ops in memory that do not carry ``extra["line"]``.
+        cycle_budget_s: seconds the cycle search may take in all.
+        cap: anomalies explained per type (all are counted).
+
+    Raises:
+        MalformedTxn: a micro-op is malformed (the local engine's message, op index and line).
+        HistoryError: the file cannot be read as a history.
+        models.UnknownModel: a consistency model is not known.
+        ValueError: an unknown or unsupported workload.
+    """
+    if workload not in WORKLOADS:
+        raise ValueError(f"the Spark engine checks {', '.join(WORKLOADS)} histories, not {workload!r}; "
+                         "use --engine local")
+    start = time.perf_counter()
+    checked = parse_models(consistency)
+    order = models.graph_needs(checked)
+    if isinstance(history, str | os.PathLike):
+        source = source if source is not None else str(history)
+    with tempfile.TemporaryDirectory(prefix="fencepost-spark-txn-") as tmp:
+        parquet = os.path.join(tmp, "txns.parquet")
+        items = ti.file_items(str(history), fmt) if isinstance(history, str | os.PathLike) \
+            else ti.op_items(history, lines)
+        n = ti.write_txn_parquet(items, parquet)
+        if spark is None:
+            from checkers.spark.engine import get_session
+
+            spark = get_session(spark_master)
+        run = _Run(spark, parquet, n, workload, order)
+        try:
+            result = run.check(checked, source, cycle_budget_s, cap)
+        finally:
+            run.close()
+    result["engine"] = "spark"
+    result["seconds"] = round(time.perf_counter() - start, 3)
+    return result
+
+
+TXNS_PER_PARTITION = 250_000
+"""Shuffles get a partition per this many transactions (about a million micro-ops), and at least one per core."""
+
+
+def shuffle_partitions(spark: Any, n: int) -> int:
+    """Partitions for the check's shuffles: the cores, or more for a big history (Spark's default of 200 would
+    make a small history's dozens of shuffles take minutes)."""
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # Spark Connect has no SparkContext
+        cores = int(spark.conf.get("spark.default.parallelism", "8") or 8)
+    return max(cores, -(-n // TXNS_PER_PARTITION))
+
+
+class _Run:
+    """One history's DataFrames and what the driver has collected of them."""
+
+    def __init__(self, spark: Any, parquet: str, n: int, workload: str, order: str) -> None:
+        self.spark, self.n, self.workload, self.order = spark, n, workload, order
+        self._partitions = spark.conf.get("spark.sql.shuffle.partitions")
+        spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(spark, n)))
+        self.ops = spark.read.parquet(parquet)
+        self.txns = ti.transactions(self.ops).persist()
+        self.mops = ti.micro_ops(self.txns, workload).persist()
+        self._cached: list[Any] = [self.txns, self.mops]
+
+    def close(self) -> None:
+        """Drop what was cached."""
+        for df in self._cached:
+            df.unpersist()
+        self.spark.conf.set("spark.sql.shuffle.partitions", self._partitions)
+
+    def check(self, checked: list[str], source: str | None, budget: float, cap: int) -> dict[str, Any]:
+        """The whole check (see the module's docstring)."""
+        from pyspark.sql import functions as F
+
+        from checkers.spark.txn_append import EDGE_COLUMNS, append_graph, with_groups
+
+        self._malformed()
+        kids = ti.key_ids(self.mops).persist()
+        m = with_groups(self.mops, kids).persist()
+        self._cached += [kids, m]
+        edges, flagged, elems = append_graph(m, self.txns)
+        self._cached.append(elems)
+        n_virtual = 0
+        chain = np.zeros((2, 0), dtype=np.int64)
+        if self.order == "process":
+            from checkers.spark.txn_order import process_edges
+
+            edges = edges.unionByName(process_edges(self.txns))
+        elif self.order == "realtime":
+            from checkers.spark.txn_order import realtime_edges
+
+            rt, chain, n_virtual = realtime_edges(self.txns, self.n)
+            self._cached.append(rt)
+            edges = edges.unionByName(rt)
+        graph = _collect_graph(edges.select(*EDGE_COLUMNS), chain, self.n, self.n + n_virtual)
+        comps = components(graph)
+        classes = [*models.CYCLE_BASES, *(base + "-" + self.order for base in models.CYCLE_BASES if self.order)]
+        outcome = search(graph, comps, classes, budget, cap)
+        cycle_kids = sorted({s.key for f in outcome.cycles for s in f.steps if s.key >= 0})
+        cycle_txns = sorted({s.src for f in outcome.cycles for s in f.steps})
+        want = flagged
+        if cycle_kids:
+            want = want.unionByName(self.spark.createDataFrame([(k,) for k in cycle_kids], "kid long"))
+        want = want.distinct()
+        local = m.join(F.broadcast(want), "kid").select("tid", "idx", "kid", "mop").toPandas()
+        table, inference, data = self._local(local, cycle_txns)
+        # Steps name keys by the Spark key ids; the local inference numbers its own keys.
+        names = dict(kids.join(F.broadcast(want), "kid").select("kid", "kenc").toPandas().itertuples(index=False))
+        import orjson
+
+        mine = {_hashable(k): i for i, k in enumerate(data.keys)}
+        remap = {kid: mine[_hashable(orjson.loads(names[kid]))] for kid in cycle_kids}
+        anomalies: dict[str, list[dict[str, Any]]] = {}
+        for found in outcome.cycles:
+            found = Found(found.type, [replace(s, key=remap.get(s.key, s.key)) for s in found.steps],
+                          found.component)
+            entry = cycle_entry(table, inference, data.keys, found, source)
+            entry["witness"] = witness_txns(table, inference, data.keys, found)
+            anomalies.setdefault(found.type, []).append(entry)
+        for case in data.cases.cases:
+            entry = case_entry(table, case, source)
+            kid = mine.get(_hashable(case.data.get("key")), -1)
+            extra = case.support + (inference.key_support(kid) if kid >= 0 else [])
+            entry["witness"] = _plan(table, [*case.txns, *extra], [case.data["key"]] if kid >= 0 else None)
+            anomalies.setdefault(case.type, []).append(entry)
+        counts = {**data.cases.counts, **outcome.counts}
+        kinds = {int(r[0]): int(r[1]) for r in self.txns.groupBy("kind").count().collect()}
+        return _result(self.workload, checked, self.n, kinds, counts, anomalies, outcome.incomplete, graph,
+                       len(comps.sizes), self.order)
+
+    def _local(self, local: Any, cycle_txns: list[int]) -> tuple[TxnTable, Any, Any]:
+        """The local inference on the micro-ops of the chosen keys, in a table of every transaction that has any
+        of them (or is on a cycle), with the ops of those transactions, to show them."""
+        import orjson
+
+        local = local.sort_values(["tid", "idx"], kind="stable")
+        tids = np.unique(np.concatenate([local["tid"].to_numpy(np.int64), np.array(cycle_txns, dtype=np.int64)]))
+        table = self._table(tids)
+        values: list[Any] = table.values
+        restricted: dict[int, list[Any]] = {}
+        for tid, mop in zip(local["tid"].tolist(), local["mop"].tolist(), strict=True):
+            restricted.setdefault(tid, []).append(orjson.loads(mop))
+        full = list(values)
+        for t in range(len(values)):
+            values[t] = restricted.get(t, [])
+        table.lens = None
+        inference = make_inference(self.workload, self.order)
+        data = inference.infer(table, self.order, self.n)
+        table.values = full
+        return table, inference, data
+
+    def _table(self, tids: np.ndarray) -> TxnTable:
+        """A TxnTable over all ``n`` transactions that knows those in ``tids`` (their ops fetched from Spark)."""
+        from pyspark.sql import functions as F
+
+        n = self.n
+        chosen = self.spark.createDataFrame([(int(t),) for t in tids.tolist()], "tid long")
+        rows = self.txns.join(F.broadcast(chosen), "tid").select(
+            "tid", "pnum", "kind", "itime", "ctime", "irow", "crow").toPandas()
+        wanted = rows.melt(id_vars=["tid"], value_vars=["irow", "crow"])["value"]
+        wanted = wanted[wanted >= 0].astype("int64")
+        rowdf = self.spark.createDataFrame([(int(r),) for r in wanted.tolist()], "row long")
+        fetched = self.ops.join(F.broadcast(rowdf), "row").toPandas().sort_values("row")
+        ops = [ti.op_from_row(r) for r in fetched.to_dict("records")]
+        at = {int(r): i for i, r in enumerate(fetched["row"].tolist())}
+        process = np.zeros(n, dtype=np.int64)
+        kind = np.zeros(n, dtype=np.int8)
+        itime = np.zeros(n, dtype=np.int64)
+        ctime = np.full(n, -1, dtype=np.int64)
+        ipos = np.full(n, -1, dtype=np.int64)
+        cpos = np.full(n, -1, dtype=np.int64)
+        values: list[Any] = [None] * n
+        for r in rows.itertuples(index=False):
+            t = int(r.tid)
+            process[t], kind[t], itime[t], ctime[t] = int(r.pnum), int(r.kind), int(r.itime), int(r.ctime)
+            ipos[t] = at[int(r.irow)]
+            cpos[t] = at[int(r.crow)] if int(r.crow) >= 0 else -1
+            shown = ops[cpos[t]] if kind[t] == ti.OK else ops[ipos[t]]
+            values[t] = shown.value
+        return TxnTable(ops, process, kind, itime, ctime, ipos, cpos, values)
+
+    def _malformed(self) -> None:
+        """Raise the local engine's MalformedTxn for the history's first malformed micro-op, if any.
+
+        The local engine checks in stages (a transaction's value, then every micro-op's shape, function and key,
+        then written values, duplicate writes, read values), each over the whole history in transaction order;
+        the first transaction that fails the first failing stage is checked again locally, for its message.
+        """
+        from pyspark.sql import functions as F
+
+        c = F.col
+        worst = self.mops.filter(c("bad") > 0).agg(F.min(F.struct("bad", "tid")).alias("w")).collect()[0]["w"]
+        code, tid = (int(worst["bad"]), int(worst["tid"])) if worst is not None else (0, -1)
+        if code and code <= ti.BAD_WRITE:
+            self._raise_local([tid], code)
+        dup = (self.mops.filter((c("f") == ti.WRITE) & (c("idx") >= 0)).groupBy("kenc", "venc")
+               .agg(F.sort_array(F.collect_list(F.struct("tid", "idx"))).alias("at"))
+               .filter(F.size("at") >= 2).select(c("at")[0].alias("a"), c("at")[1].alias("b"))
+               .orderBy(c("b.tid"), c("b.idx")).limit(1).collect())
+        if dup:
+            self._raise_local(sorted({int(dup[0]["a"]["tid"]), int(dup[0]["b"]["tid"])}), ti.DUPLICATE_WRITE)
+        if code:
+            self._raise_local([tid], code)
+
+    def _raise_local(self, tids: list[int], code: int) -> None:
+        table = self._table(np.array(tids, dtype=np.int64))
+        if code in (ti.NOT_A_LIST, ti.SHORT_COMPLETION):
+            t = tids[0]
+            pair = [table.ops[int(table.invoke_pos[t])]]
+            if table.complete_pos[t] >= 0:
+                pair.append(table.ops[int(table.complete_pos[t])])
+            collect(pair)
+        else:
+            for t in range(table.n):
+                if table.values[t] is None:
+                    table.values[t] = []
+            make_inference(self.workload, self.order).infer(table, self.order, table.n)
+        t = tids[-1]
+        op = table.ops[int(table.invoke_pos[t])]
+        raise MalformedTxn("a micro-op of this transaction is malformed", op.index, op.extra.get("line"))
+
+
+def _collect_graph(edges: Any, chain: np.ndarray, n: int, n_nodes: int) -> Graph:
+    """The edges, in the local engine's order (by their sort keys), as a Graph."""
+    pdf = edges.toPandas()
+    cols = {c: pdf[c].to_numpy() for c in pdf.columns}
+    k = chain.shape[1]
+    src = np.concatenate([cols["src"].astype(np.int64), chain[0]])
+    dst = np.concatenate([cols["dst"].astype(np.int64), chain[1]])
+    etype = np.concatenate([cols["etype"].astype(np.uint8), np.full(k, PASS, np.uint8)])
+    key = np.concatenate([cols["key"].astype(np.int64), np.full(k, -1, np.int64)])
+    s0 = np.concatenate([cols["s0"].astype(np.int64), np.full(k, 4, np.int64)])
+    s1 = np.concatenate([cols["s1"].astype(np.int64), chain[0]])
+    s2 = np.concatenate([cols["s2"].astype(np.int64), np.zeros(k, np.int64)])
+    o = np.lexsort((s2, s1, s0))
+    return Graph(n, n_nodes, src[o], dst[o], etype[o], key[o])
+
+
+def _plan(table: TxnTable, tids: list[int], keys: list[Any] | None) -> dict[str, Any]:
+    """A witness plan as the local engine writes one: the transactions (ids and op indices) and the keys."""
+    txns = []
+    for t in sorted(set(tids)):
+        done = table.complete_op(t)
+        txns.append({"id": t, "invoke_index": table.invoke_op(t).index,
+                     "complete_index": done.index if done is not None else None})
+    return {"txns": txns, "keys": keys}
+
+
+def _hashable(x: Any) -> Any:
+    try:
+        hash(x)
+    except TypeError:
+        return repr(x)
+    return x
+
+
+def _result(workload: str, checked: list[str], n: int, kinds: dict[int, int], counts: dict[str, int],
+            anomalies: dict[str, list[dict[str, Any]]], incomplete: set[str], graph: Graph, n_comps: int,
+            order: str) -> dict[str, Any]:
+    """The verdict and the result dict, as :func:`checkers.txn.check_txn` gives them."""
+    prohibited = models.prohibited_by(checked)
+    found_types = set(counts)
+    bad = sorted(found_types & prohibited)
+    ruled = models.ruled_out(found_types)
+    weakest = models.weakest(ruled)
+    n_ok = kinds.get(ti.OK, 0)
+    reasons = []
+    if not bad:
+        if n_ok == 0:
+            reasons.append("no transaction committed, so nothing could be checked")
+        missed = sorted(incomplete & prohibited)
+        if missed:
+            reasons.append(f"the cycle search ran out of time before it could rule out {', '.join(missed)}")
+    valid: bool | str = False if bad else ("unknown" if reasons else True)
+    result: dict[str, Any] = {
+        "valid": valid, "workload": workload, "consistency": checked, "txns": n, "ok": n_ok,
+        "fail": kinds.get(ti.FAIL, 0), "info": kinds.get(ti.INFO, 0), "anomaly_types": sorted(found_types),
+        "prohibited": bad, "also_seen": sorted(found_types - prohibited), "not": weakest,
+        "also_not": sorted(ruled - set(weakest)), "counts": dict(sorted(counts.items())),
+        "anomalies": {k: anomalies[k] for k in sorted(anomalies)},
+        "graph": {"nodes": graph.n_nodes, "edges": len(graph.src), "order": order or "none",
+                  "components": n_comps},
+    }
+    if reasons:
+        result["unknown_reasons"] = reasons
+    return result
