@@ -130,3 +130,33 @@ def test_witness_dir_from_the_command_line(tmp_path: Path, capsys: pytest.Captur
     assert [p.name for p in written] == ["g0.jsonl.G0.0.witness.jsonl"]
     code, out, _ = run(capsys, "--model", "list-append", str(written[0]))
     assert code == 1 and "G0 (1)" in out
+
+
+def test_the_three_input_formats_give_the_same_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import orjson
+
+    from harness.history.formats import write_history
+
+    ops = la.CASES["G-single"][0]()
+    jsonl = save(tmp_path, "h.jsonl", ops)
+    write_history(load_history(jsonl), tmp_path / "h.edn")
+    (tmp_path / "h.json").write_bytes(orjson.dumps([o.to_dict() for o in load_history(jsonl)],
+                                                   option=orjson.OPT_INDENT_2))
+    docs = []
+    for name in ("h.jsonl", "h.edn", "h.json"):
+        code, out, _ = run(capsys, "--model", "list-append", "--json", str(tmp_path / name))
+        doc = json.loads(out)
+        docs.append((code, doc["prohibited"], [[t["id"] for t in e["txns"]] for e in doc["anomalies"]["G-single"]]))
+        assert all(t["lines"][0] for e in doc["anomalies"]["G-single"] for t in e["txns"])  # lines known
+    assert docs[0] == docs[1] == docs[2] == (1, ["G-single"], docs[0][2])
+
+
+def test_html_pages_for_invalid_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import registry
+
+    if not registry.group("fencepost.txn_pages"):
+        pytest.skip("no fencepost.txn_pages writer installed")
+    path = save(tmp_path, "g0.jsonl", la.CASES["G0"][0]())
+    code, out, _ = run(capsys, "--model", "list-append", "--html", str(tmp_path / "pages"), path)
+    assert "html:" in out
+    assert code == 1 and (tmp_path / "pages" / "g0.jsonl.html").stat().st_size > 0
