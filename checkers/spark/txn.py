@@ -114,7 +114,7 @@ class _Run:
         self.spark, self.n, self.workload, self.order = spark, n, workload, order
         self._partitions = spark.conf.get("spark.sql.shuffle.partitions")
         spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(spark, n)))
-        self.ops = spark.read.parquet(parquet)
+        self.ops = spark.read.schema(ti.OPS_DDL).parquet(parquet)
         self.txns = ti.transactions(self.ops).persist()
         self.mops = ti.micro_ops(self.txns, workload).persist()
         self._cached: list[Any] = [self.txns, self.mops]
@@ -131,12 +131,12 @@ class _Run:
 
         from checkers.spark.txn_append import EDGE_COLUMNS, append_graph, with_groups
 
-        self._malformed()
+        kinds = self._summary()
         kids = ti.key_ids(self.mops).persist()
         m = with_groups(self.mops, kids).persist()
         self._cached += [kids, m]
-        edges, flagged, elems = append_graph(m, self.txns)
-        self._cached.append(elems)
+        edges, flagged, cached = append_graph(m, self.txns)
+        self._cached += cached
         n_virtual = 0
         chain = np.zeros((2, 0), dtype=np.int64)
         if self.order == "process":
@@ -146,8 +146,8 @@ class _Run:
         elif self.order == "realtime":
             from checkers.spark.txn_order import realtime_edges
 
-            rt, chain, n_virtual = realtime_edges(self.txns, self.n)
-            self._cached.append(rt)
+            rt, chain, n_virtual, events = realtime_edges(self.txns, self.n)
+            self._cached.append(events)
             edges = edges.unionByName(rt)
         graph = _collect_graph(edges.select(*EDGE_COLUMNS), chain, self.n, self.n + n_virtual)
         comps = components(graph)
@@ -159,10 +159,10 @@ class _Run:
         if cycle_kids:
             want = want.unionByName(self.spark.createDataFrame([(k,) for k in cycle_kids], "kid long"))
         want = want.distinct()
-        local = m.join(F.broadcast(want), "kid").select("tid", "idx", "kid", "mop").toPandas()
+        local = m.join(F.broadcast(want), "kid").select("tid", "idx", "kid", "kenc", "mop").toPandas()
         table, inference, data = self._local(local, cycle_txns)
         # Steps name keys by the Spark key ids; the local inference numbers its own keys.
-        names = dict(kids.join(F.broadcast(want), "kid").select("kid", "kenc").toPandas().itertuples(index=False))
+        names = dict(zip(local["kid"].tolist(), local["kenc"].tolist(), strict=True))
         import orjson
 
         mine = {_hashable(k): i for i, k in enumerate(data.keys)}
@@ -181,7 +181,6 @@ class _Run:
             entry["witness"] = _plan(table, [*case.txns, *extra], [case.data["key"]] if kid >= 0 else None)
             anomalies.setdefault(case.type, []).append(entry)
         counts = {**data.cases.counts, **outcome.counts}
-        kinds = {int(r[0]): int(r[1]) for r in self.txns.groupBy("kind").count().collect()}
         return _result(self.workload, checked, self.n, kinds, counts, anomalies, outcome.incomplete, graph,
                        len(comps.sizes), self.order)
 
@@ -207,19 +206,19 @@ class _Run:
         return table, inference, data
 
     def _table(self, tids: np.ndarray) -> TxnTable:
-        """A TxnTable over all ``n`` transactions that knows those in ``tids`` (their ops fetched from Spark)."""
+        """A TxnTable over all ``n`` transactions that knows those in ``tids`` (their ops fetched from Spark, in
+        one job: each op row with its transaction's columns)."""
         from pyspark.sql import functions as F
 
         n = self.n
         chosen = self.spark.createDataFrame([(int(t),) for t in tids.tolist()], "tid long")
-        rows = self.txns.join(F.broadcast(chosen), "tid").select(
-            "tid", "pnum", "kind", "itime", "ctime", "irow", "crow").toPandas()
-        wanted = rows.melt(id_vars=["tid"], value_vars=["irow", "crow"])["value"]
-        wanted = wanted[wanted >= 0].astype("int64")
-        rowdf = self.spark.createDataFrame([(int(r),) for r in wanted.tolist()], "row long")
-        fetched = self.ops.join(F.broadcast(rowdf), "row").toPandas().sort_values("row")
+        info = self.txns.join(F.broadcast(chosen), "tid").select("tid", "pnum", "kind", "itime", "ctime", "irow",
+                                                                  "crow")
+        at_rows = info.select("*", F.explode(F.array("irow", "crow")).alias("row")).filter(F.col("row") >= 0)
+        fetched = (self.ops.select("row", "line", "index", "time", "process", "type", "value", "error")
+                   .join(at_rows, "row").toPandas().sort_values("row", kind="stable")
+                   .reset_index(drop=True))
         ops = [ti.op_from_row(r) for r in fetched.to_dict("records")]
-        at = {int(r): i for i, r in enumerate(fetched["row"].tolist())}
         process = np.zeros(n, dtype=np.int64)
         kind = np.zeros(n, dtype=np.int8)
         itime = np.zeros(n, dtype=np.int64)
@@ -227,17 +226,20 @@ class _Run:
         ipos = np.full(n, -1, dtype=np.int64)
         cpos = np.full(n, -1, dtype=np.int64)
         values: list[Any] = [None] * n
-        for r in rows.itertuples(index=False):
+        for pos, r in enumerate(fetched.itertuples(index=False)):
             t = int(r.tid)
             process[t], kind[t], itime[t], ctime[t] = int(r.pnum), int(r.kind), int(r.itime), int(r.ctime)
-            ipos[t] = at[int(r.irow)]
-            cpos[t] = at[int(r.crow)] if int(r.crow) >= 0 else -1
-            shown = ops[cpos[t]] if kind[t] == ti.OK else ops[ipos[t]]
-            values[t] = shown.value
+            if int(r.row) == int(r.irow):
+                ipos[t] = pos
+            else:
+                cpos[t] = pos
+        for t in np.unique(fetched["tid"].to_numpy(np.int64)).tolist() if len(fetched) else []:
+            values[t] = ops[cpos[t]].value if kind[t] == ti.OK else ops[ipos[t]].value
         return TxnTable(ops, process, kind, itime, ctime, ipos, cpos, values)
 
-    def _malformed(self) -> None:
-        """Raise the local engine's MalformedTxn for the history's first malformed micro-op, if any.
+    def _summary(self) -> dict[int, int]:
+        """Raise the local engine's MalformedTxn for the history's first malformed micro-op, if any; else return
+        how many transactions ended each way (one job for both).
 
         The local engine checks in stages (a transaction's value, then every micro-op's shape, function and key,
         then written values, duplicate writes, read values), each over the whole history in transaction order;
@@ -246,18 +248,28 @@ class _Run:
         from pyspark.sql import functions as F
 
         c = F.col
-        worst = self.mops.filter(c("bad") > 0).agg(F.min(F.struct("bad", "tid")).alias("w")).collect()[0]["w"]
-        code, tid = (int(worst["bad"]), int(worst["tid"])) if worst is not None else (0, -1)
-        if code and code <= ti.BAD_WRITE:
-            self._raise_local([tid], code)
+        worst = self.mops.filter(c("bad") > 0).agg(F.min(F.struct("bad", "tid")).alias("w")).select(
+            F.lit("bad").alias("what"), c("w.bad").cast("long").alias("a"), c("w.tid").alias("b"),
+            F.lit(None).cast("long").alias("c"))
         dup = (self.mops.filter((c("f") == ti.WRITE) & (c("idx") >= 0)).groupBy("kenc", "venc")
                .agg(F.sort_array(F.collect_list(F.struct("tid", "idx"))).alias("at"))
-               .filter(F.size("at") >= 2).select(c("at")[0].alias("a"), c("at")[1].alias("b"))
-               .orderBy(c("b.tid"), c("b.idx")).limit(1).collect())
-        if dup:
-            self._raise_local(sorted({int(dup[0]["a"]["tid"]), int(dup[0]["b"]["tid"])}), ti.DUPLICATE_WRITE)
+               .filter(F.size("at") >= 2)
+               .agg(F.min(F.struct(c("at")[1].alias("second"), c("at")[0].alias("first"))).alias("d"))
+               .select(F.lit("dup").alias("what"), c("d.first.tid").alias("a"), c("d.second.tid").alias("b"),
+                       F.lit(None).cast("long").alias("c")))
+        kinds = self.txns.groupBy("kind").count().select(F.lit("kind").alias("what"), c("kind").cast("long")
+                                                         .alias("a"), c("count").alias("b"),
+                                                         F.lit(None).cast("long").alias("c"))
+        rows = worst.unionByName(dup).unionByName(kinds).collect()
+        got = {r["what"]: r for r in rows if r["what"] != "kind" and r["a"] is not None}
+        code, tid = (int(got["bad"]["a"]), int(got["bad"]["b"])) if "bad" in got else (0, -1)
+        if code and code <= ti.BAD_WRITE:
+            self._raise_local([tid], code)
+        if "dup" in got:
+            self._raise_local(sorted({int(got["dup"]["a"]), int(got["dup"]["b"])}), ti.DUPLICATE_WRITE)
         if code:
             self._raise_local([tid], code)
+        return {int(r["a"]): int(r["b"]) for r in rows if r["what"] == "kind"}
 
     def _raise_local(self, tids: list[int], code: int) -> None:
         table = self._table(np.array(tids, dtype=np.int64))

@@ -31,11 +31,11 @@ def with_groups(mops: Any, kids: Any) -> Any:
     w = Window.partitionBy("tid", "kid").orderBy("idx")
     is_w = (F.col("f") == WRITE).cast("int")
     is_r = (F.col("f") == READ).cast("int")
+    upto = F.sum(is_w).over(w.rowsBetween(Window.unboundedPreceding, 0))
+    total = F.sum(is_w).over(Window.partitionBy("tid", "kid"))
     return (mops.filter(F.col("idx") >= 0).join(kids, "kenc")
-            .withColumn("w_before", F.coalesce(F.sum(is_w).over(w.rowsBetween(Window.unboundedPreceding, -1)),
-                                               F.lit(0)))
-            .withColumn("w_after", F.coalesce(F.sum(is_w).over(w.rowsBetween(1, Window.unboundedFollowing)),
-                                              F.lit(0)))
+            .withColumn("w_before", upto - is_w)
+            .withColumn("w_after", total - upto)
             .withColumn("gpos", F.row_number().over(w) - 1)
             .withColumn("seg", F.sum(is_r).over(w.rowsBetween(Window.unboundedPreceding, 0))))
 
@@ -48,11 +48,11 @@ def _edge(src: Any, dst: Any, etype: int, key: Any, s0: int, s1: Any, s2: Any) -
             s2.cast("long").alias("s2")]
 
 
-def append_graph(m: Any, txns: Any) -> tuple[Any, Any, Any]:
-    """``(edges, flagged keys, elements)`` of a list-append history; ``m`` is :func:`with_groups`' output.
+def append_graph(m: Any, txns: Any) -> tuple[Any, Any, list[Any]]:
+    """``(edges, flagged keys, cached)`` of a list-append history; ``m`` is :func:`with_groups`' output.
 
     ``edges`` has :data:`EDGE_COLUMNS`; ``flagged`` one column ``kid``: every key where a non-cycle anomaly may be
-    (a superset: the local engine decides); ``elements`` the version orders (``kid, pos, writer, clean``).
+    (a superset: the local engine decides); ``cached`` the DataFrames persisted on the way (to unpersist).
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -70,8 +70,9 @@ def append_graph(m: Any, txns: Any) -> tuple[Any, Any, Any]:
     elems = (longest.select("kid", F.posexplode("lrl").alias("pos", "eenc"))
              .join(appends, ["kid", "eenc"], "left").join(kinds, "writer", "left")
              .withColumn("clean", c("writer").isNotNull() & (c("wkind") != FAIL)))
-    after = Window.partitionBy("kid").orderBy("pos").rowsBetween(0, Window.unboundedFollowing)
-    elems = elems.withColumn("next_clean", F.first(F.when(c("clean"), c("writer")), ignorenulls=True).over(after))
+    # The nearest clean writer at or after each position: the last one seen walking down from the end.
+    after = Window.partitionBy("kid").orderBy(F.desc("pos")).rowsBetween(Window.unboundedPreceding, 0)
+    elems = elems.withColumn("next_clean", F.last(F.when(c("clean"), c("writer")), ignorenulls=True).over(after))
     elems = elems.persist()
     prev = Window.partitionBy("kid").orderBy("pos")
     ww = (elems.filter(c("clean"))
@@ -91,7 +92,7 @@ def append_graph(m: Any, txns: Any) -> tuple[Any, Any, Any]:
            .filter(c("next_clean").isNotNull() & (c("next_clean") != c("tid")))
            .select(*_edge(c("tid"), c("next_clean"), RW, c("kid"), 2, c("tid"), c("idx"))))
     flagged = _flags(m, r, elems, longest, at_last)
-    return ww.unionByName(wr).unionByName(nxt), flagged, elems
+    return ww.unionByName(wr).unionByName(nxt), flagged, [elems, r]
 
 
 def _flags(m: Any, r: Any, elems: Any, longest: Any, at_last: Any) -> Any:

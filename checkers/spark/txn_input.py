@@ -44,6 +44,11 @@ def _schema() -> Any:
                       ("pnum", i), ("type", s), ("value", s), ("error", s)])
 
 
+OPS_DDL = ("row long, tid long, line long, index long, time long, process string, pnum long, type string, "
+           "value string, error string")
+"""The Parquet file's schema, for Spark (given, so reading it needs no job to infer it)."""
+
+
 def write_txn_parquet(items: Iterable[tuple[int | None, Op]], out: str | Path, *, batch_rows: int = 200_000) -> int:
     """Write the ``txn`` ops of ``(line, op)`` pairs to Parquet; return how many transactions were invoked.
 
@@ -235,14 +240,16 @@ def _row(out: dict[str, list[Any]], tid: int, idx: int, f: int, kenc: str | None
 
 def key_ids(mops: Any) -> Any:
     """``kenc -> kid`` as the local engine numbers keys: by value when every key is a 64-bit int, else by first
-    appearance (transaction, then position)."""
+    appearance (transaction, then position). The keys are numbered in one partition (there are far fewer keys
+    than micro-ops)."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    keys = (mops.filter(F.col("kenc").isNotNull()).groupBy("kenc")
+    c = F.col
+    keys = (mops.filter(c("kenc").isNotNull()).groupBy("kenc")
             .agg(F.min(F.struct("tid", "idx")).alias("first"), F.first("kint").alias("kint"),
-                 F.max((F.col("kkind") != "i").cast("int")).alias("odd")))
-    all_ints = keys.filter(F.col("odd") == 1).limit(1).count() == 0
-    ordered = keys.orderBy("kint") if all_ints else keys.orderBy("first")
-    spark = mops.sparkSession
-    pairs = ordered.select("kenc").rdd.zipWithIndex().map(lambda p: (p[0][0], p[1]))
-    return spark.createDataFrame(pairs, "kenc string, kid long")
+                 F.max((c("kkind") != "i").cast("int")).alias("odd")))
+    any_odd = keys.agg(F.max("odd").alias("any_odd"))
+    by = F.when(c("any_odd") == 1, F.lit(None)).otherwise(c("kint"))
+    w = Window.orderBy(by, c("first"))
+    return keys.crossJoin(any_odd).select("kenc", (F.row_number().over(w) - 1).cast("long").alias("kid"))

@@ -37,9 +37,10 @@ def process_edges(txns: Any) -> Any:
         c("prev").alias("s2"))
 
 
-def realtime_edges(txns: Any, base: int) -> tuple[Any, np.ndarray, int]:
-    """``(edges, chain, barriers)``: the edges in and out of the barriers (a DataFrame), the barrier chain's
-    edges (``src, dst`` arrays, made here) and how many barriers; barrier ``b`` is node ``base + b``."""
+def realtime_edges(txns: Any, base: int) -> tuple[Any, np.ndarray, int, Any]:
+    """``(edges, chain, barriers, events)``: the edges in and out of the barriers (a DataFrame), the barrier
+    chain's edges (``src, dst`` arrays, made here), how many barriers (barrier ``b`` is node ``base + b``), and
+    the sorted events, persisted: unpersist them once the edges are collected."""
     from pyspark.sql import functions as F
 
     c = F.col
@@ -47,27 +48,23 @@ def realtime_edges(txns: Any, base: int) -> tuple[Any, np.ndarray, int]:
     done = txns.filter(c("kind") == OK).select(c("ctime").alias("t"), F.lit(1).alias("isc"), "tid")
     events = (inv.unionByName(done).orderBy("t", "isc", "tid")
               .select("isc", "tid", F.spark_partition_id().alias("part")).persist())
-    try:
-        parts = sorted(tuple(r) for r in events.mapInArrow(_summary, "part int, n long, first int, last int, "
-                                                                     "starts long").collect())
-        plan: dict[int, tuple[int, bool, int]] = {}
-        runs = before = 0
-        prev_c = False
-        for part, n, first, last, starts in parts:
-            if n == 0:
-                continue
-            if first and prev_c:
-                starts -= 1  # its first completion continues the previous partition's run
-            plan[part] = (runs, prev_c, before)
-            runs += starts
-            before += n
-            prev_c = bool(last)
-        edges = events.mapInArrow(_numbering(plan, base), EDGE_DDL).persist()
-        edges.count()
-    finally:
-        events.unpersist()
+    parts = sorted(tuple(r) for r in events.mapInArrow(_summary, "part int, n long, first int, last int, "
+                                                                 "starts long").collect())
+    plan: dict[int, tuple[int, bool, int]] = {}
+    runs = before = 0
+    prev_c = False
+    for part, n, first, last, starts in parts:
+        if n == 0:
+            continue
+        if first and prev_c:
+            starts -= 1  # its first completion continues the previous partition's run
+        plan[part] = (runs, prev_c, before)
+        runs += starts
+        before += n
+        prev_c = bool(last)
+    edges = events.mapInArrow(_numbering(plan, base), EDGE_DDL)
     b = np.arange(base, base + max(runs - 1, 0), dtype=np.int64)
-    return edges.select(*EDGE_COLUMNS), np.stack([b, b + 1]), runs
+    return edges.select(*EDGE_COLUMNS), np.stack([b, b + 1]), runs, events
 
 
 def _summary(batches: Iterator[Any]) -> Iterator[Any]:
