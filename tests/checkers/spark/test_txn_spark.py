@@ -14,7 +14,7 @@ from checkers.gen_history_plants import PLANT_TYPES
 from checkers.gen_history_txn import TxnHistoryGenerator, write_txn_jsonl
 from checkers.spark.txn import check_txn_spark
 from checkers.txn import MalformedTxn, check_txn
-from harness.history.formats import load_history
+from harness.history.formats import load_history, write_history
 
 pytestmark = pytest.mark.spark
 
@@ -37,11 +37,12 @@ def _same(local: dict[str, Any], spark: dict[str, Any]) -> None:
         assert spark[key] == local[key], key
 
 
-def test_planted_anomalies_are_found_and_explained_as_locally(spark: Any, tmp_path: Path) -> None:
+def test_planted_anomalies_in_edn_are_found_and_explained_as_locally(spark: Any, tmp_path: Path) -> None:
     kinds = PLANT_TYPES["list-append"]
-    path = tmp_path / "planted.jsonl"
+    jsonl, path = tmp_path / "planted.jsonl", tmp_path / "planted.edn"
     write_txn_jsonl(TxnHistoryGenerator("list-append", txns=300, processes=6, seed=7, anomalies=len(kinds),
-                                        anomaly_types=tuple(kinds)), path)
+                                        anomaly_types=tuple(kinds)), jsonl)
+    write_history(load_history(jsonl), path)
     local = _local(path, "list-append", ["strict-serializable"])
     assert local["valid"] is False
     assert {"G0", "G1a", "G1c", "G-single", "G2-item", "internal", "incompatible-order"} <= set(local["counts"])
@@ -58,8 +59,8 @@ def test_a_valid_history_in_memory_is_valid_under_a_session_model(spark: Any, tm
     _same(local, check_txn_spark(ops, "list-append", models, spark=spark, source="valid.jsonl"))
 
 
-def test_the_edn_sample(spark: Any) -> None:
-    path = DATA / "g-single.edn"
+def test_the_elle_json_sample(spark: Any) -> None:
+    path = DATA / "g-single.json"
     local = _local(path, "list-append", ["strict-serializable"])
     assert local["prohibited"] == ["G-single"]
     _same(local, check_txn_spark(str(path), "list-append", ["strict-serializable"], spark=spark))
