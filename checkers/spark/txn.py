@@ -20,7 +20,7 @@ import os
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -36,8 +36,8 @@ from checkers.txn.inference import PASS
 from checkers.txn.txns import TxnTable, collect
 from harness.history.op import Op
 
-WORKLOADS = ("list-append",)
-"""The workloads the Spark engine checks (rw-register: see :func:`check_txn_spark`)."""
+WORKLOADS = ("list-append", "rw-register")
+"""The workloads the Spark engine checks."""
 
 
 def check_txn_spark(history: str | Sequence[Op], workload: str,
@@ -46,11 +46,12 @@ def check_txn_spark(history: str | Sequence[Op], workload: str,
                     lines: Sequence[int] | None = None, cycle_budget_s: float = 10.0,
                     cap: int = 20) -> dict[str, Any]:
     """Check a transactional history on Spark; the result is :func:`checkers.txn.check_txn`'s, plus
-    ``engine: "spark"``.
+    ``engine: "spark"``. For rw-register, ``graph``'s ``nodes`` and ``edges`` count Spark's graph (an edge per pair,
+    where the local engine's graph has chains of virtual nodes), its ``components`` are the same.
 
     Args:
         history: a history file (any format ``harness.history`` reads) or the ops themselves.
-        workload: ``list-append`` (rw-register raises ValueError: its version orders are not built on Spark yet).
+        workload: ``list-append`` or ``rw-register``.
         consistency: the models to check (Elle's names).
         spark: a SparkSession; None starts one with :func:`checkers.spark.engine.get_session`.
         spark_master: the master URL when ``spark`` is None.
@@ -64,7 +65,7 @@ def check_txn_spark(history: str | Sequence[Op], workload: str,
         MalformedTxn: a micro-op is malformed (the local engine's message, op index and line).
         HistoryError: the file cannot be read as a history.
         models.UnknownModel: a consistency model is not known.
-        ValueError: an unknown or unsupported workload.
+        ValueError: an unknown workload.
     """
     if workload not in WORKLOADS:
         raise ValueError(f"the Spark engine checks {', '.join(WORKLOADS)} histories, not {workload!r}; "
@@ -127,71 +128,115 @@ class _Run:
 
     def check(self, checked: list[str], source: str | None, budget: float, cap: int) -> dict[str, Any]:
         """The whole check (see the module's docstring)."""
-        from pyspark.sql import functions as F
-
-        from checkers.spark.txn_append import EDGE_COLUMNS, append_graph, with_groups
+        from checkers.spark.txn_append import with_groups
 
         kinds = self._summary()
         kids = ti.key_ids(self.mops).persist()
         m = with_groups(self.mops, kids).persist()
         self._cached += [kids, m]
-        edges, flagged, cached = append_graph(m, self.txns)
-        self._cached += cached
-        n_virtual = 0
+        classes = [*models.CYCLE_BASES, *(base + "-" + self.order for base in models.CYCLE_BASES if self.order)]
+        if self.workload == "rw-register":
+            return self._check_register(m, kinds, checked, classes, source, budget, cap)
+        return self._check_append(m, kinds, checked, classes, source, budget, cap)
+
+    def _order_edges(self, edges: Any, columns: Sequence[str]) -> tuple[Any, np.ndarray, int]:
+        """``edges`` with the process or real-time edges added; the barrier chain; how many barriers."""
         chain = np.zeros((2, 0), dtype=np.int64)
         if self.order == "process":
             from checkers.spark.txn_order import process_edges
 
-            edges = edges.unionByName(process_edges(self.txns))
-        elif self.order == "realtime":
+            return edges.unionByName(process_edges(self.txns).select(*columns)), chain, 0
+        if self.order == "realtime":
             from checkers.spark.txn_order import realtime_edges
 
             rt, chain, n_virtual, events = realtime_edges(self.txns, self.n)
             self._cached.append(events)
-            edges = edges.unionByName(rt)
+            return edges.unionByName(rt.select(*columns)), chain, n_virtual
+        return edges, chain, 0
+
+    def _chosen_mops(self, m: Any, flagged: Any, kids: list[int], tids: list[int]) -> Any:
+        """The micro-ops (``tid, idx, kid, kenc, mop``, as pandas) of the flagged keys, of ``kids`` and of every key
+        the transactions ``tids`` touch."""
+        from pyspark.sql import functions as F
+
+        want = flagged
+        if kids:
+            want = want.unionByName(self.spark.createDataFrame([(k,) for k in kids], "kid long"))
+        if tids:
+            chosen = self.spark.createDataFrame([(t,) for t in tids], "tid long")
+            want = want.unionByName(m.join(F.broadcast(chosen), "tid").select("kid"))
+        return m.join(F.broadcast(want.distinct()), "kid").select("tid", "idx", "kid", "kenc", "mop").toPandas()
+
+    def _check_append(self, m: Any, kinds: dict[int, int], checked: list[str], classes: list[str],
+                      source: str | None, budget: float, cap: int) -> dict[str, Any]:
+        """list-append: the graph from Spark, as the local engine's; the local inference only to explain."""
+        import orjson
+
+        from checkers.spark.txn_append import EDGE_COLUMNS, append_graph
+
+        edges, flagged, cached = append_graph(m, self.txns)
+        self._cached += cached
+        edges, chain, n_virtual = self._order_edges(edges, EDGE_COLUMNS)
         graph = _collect_graph(edges.select(*EDGE_COLUMNS), chain, self.n, self.n + n_virtual)
         comps = components(graph)
-        classes = [*models.CYCLE_BASES, *(base + "-" + self.order for base in models.CYCLE_BASES if self.order)]
         outcome = search(graph, comps, classes, budget, cap)
         cycle_kids = sorted({s.key for f in outcome.cycles for s in f.steps if s.key >= 0})
         cycle_txns = sorted({s.src for f in outcome.cycles for s in f.steps})
-        want = flagged
-        if cycle_kids:
-            want = want.unionByName(self.spark.createDataFrame([(k,) for k in cycle_kids], "kid long"))
-        want = want.distinct()
-        local = m.join(F.broadcast(want), "kid").select("tid", "idx", "kid", "kenc", "mop").toPandas()
+        local = self._chosen_mops(m, flagged, cycle_kids, [])
         table, inference, data = self._local(local, cycle_txns)
         # Steps name keys by the Spark key ids; the local inference numbers its own keys.
         names = dict(zip(local["kid"].tolist(), local["kenc"].tolist(), strict=True))
-        import orjson
-
         mine = {_hashable(k): i for i, k in enumerate(data.keys)}
         remap = {kid: mine[_hashable(orjson.loads(names[kid]))] for kid in cycle_kids}
-        anomalies: dict[str, list[dict[str, Any]]] = {}
-        for found in outcome.cycles:
-            found = Found(found.type, [replace(s, key=remap.get(s.key, s.key)) for s in found.steps],
-                          found.component)
-            entry = cycle_entry(table, inference, data.keys, found, source)
-            entry["witness"] = witness_txns(table, inference, data.keys, found)
-            anomalies.setdefault(found.type, []).append(entry)
-        for case in data.cases.cases:
-            entry = case_entry(table, case, source)
-            kid = mine.get(_hashable(case.data.get("key")), -1)
-            extra = case.support + (inference.key_support(kid) if kid >= 0 else [])
-            entry["witness"] = _plan(table, [*case.txns, *extra], [case.data["key"]] if kid >= 0 else None)
-            anomalies.setdefault(case.type, []).append(entry)
+        cycles = [Found(f.type, [replace(s, key=remap.get(s.key, s.key)) for s in f.steps], f.component)
+                  for f in outcome.cycles]
+        anomalies = _entries(table, inference, data, cycles, source)
         counts = {**data.cases.counts, **outcome.counts}
         return _result(self.workload, checked, self.n, kinds, counts, anomalies, outcome.incomplete, graph,
                        len(comps.sizes), self.order)
 
-    def _local(self, local: Any, cycle_txns: list[int]) -> tuple[TxnTable, Any, Any]:
+    def _check_register(self, m: Any, kinds: dict[int, int], checked: list[str], classes: list[str],
+                        source: str | None, budget: float, cap: int) -> dict[str, Any]:
+        """rw-register: Spark's graph finds the transactions on cycles; the local engine's graph over their keys
+        (and the flagged ones), with the order edges of every transaction, is searched and explained."""
+        from checkers.spark.txn_register import register_graph
+        from checkers.txn.graph import build, strong_components
+
+        edges, flagged, cached = register_graph(m, self.txns, self.order)
+        self._cached += cached
+        edges, chain, n_virtual = self._order_edges(edges, ("src", "dst"))
+        pdf = edges.toPandas()
+        src = np.concatenate([pdf["src"].to_numpy(np.int64), chain[0]])
+        dst = np.concatenate([pdf["dst"].to_numpy(np.int64), chain[1]])
+        labels = strong_components(self.n + n_virtual, src, dst)
+        sizes = np.bincount(labels) if len(labels) else np.zeros(0, dtype=np.int64)
+        on_cycles = np.flatnonzero(sizes[labels[: self.n]] > 1).tolist() if self.n else []
+        local = self._chosen_mops(m, flagged, [], on_cycles)
+        table, inference, data = self._local(local, on_cycles, everyone=True)
+        full = table.values
+        assert table.restricted is not None
+        table.values = table.restricted
+        graph = build(table, data.edges, data.n_virtual, self.order)
+        table.values = full
+        comps = components(graph)
+        outcome = search(graph, comps, classes, budget, cap)
+        anomalies = _entries(table, inference, data, outcome.cycles, source)
+        counts = {**data.cases.counts, **outcome.counts}
+        # The graph's size is Spark's (one edge per pair, no virtual nodes but the barriers); its components are
+        # the local graph's, which are the whole history's.
+        spark_graph = Graph(self.n, self.n + n_virtual, src, dst, np.zeros(len(src), np.uint8), src)
+        return _result(self.workload, checked, self.n, kinds, counts, anomalies, outcome.incomplete, spark_graph,
+                       len(comps.sizes), self.order)
+
+    def _local(self, local: Any, cycle_txns: list[int], *, everyone: bool = False) -> tuple[_Table, Any, Any]:
         """The local inference on the micro-ops of the chosen keys, in a table of every transaction that has any
-        of them (or is on a cycle), with the ops of those transactions, to show them."""
+        of them (or is on a cycle), with the ops of those transactions, to show them (``everyone``: with every
+        transaction's outcome, process and times too, for the order edges)."""
         import orjson
 
         local = local.sort_values(["tid", "idx"], kind="stable")
         tids = np.unique(np.concatenate([local["tid"].to_numpy(np.int64), np.array(cycle_txns, dtype=np.int64)]))
-        table = self._table(tids)
+        table = self._table(tids, everyone=everyone)
         values: list[Any] = table.values
         restricted: dict[int, list[Any]] = {}
         for tid, mop in zip(local["tid"].tolist(), local["mop"].tolist(), strict=True):
@@ -202,12 +247,14 @@ class _Run:
         table.lens = None
         inference = make_inference(self.workload, self.order)
         data = inference.infer(table, self.order, self.n)
+        table.restricted = table.values
         table.values = full
         return table, inference, data
 
-    def _table(self, tids: np.ndarray) -> TxnTable:
+    def _table(self, tids: np.ndarray, *, everyone: bool = False) -> _Table:
         """A TxnTable over all ``n`` transactions that knows those in ``tids`` (their ops fetched from Spark, in
-        one job: each op row with its transaction's columns)."""
+        one job: each op row with its transaction's columns); ``everyone``: every transaction's outcome, process
+        and times too (one more job)."""
         from pyspark.sql import functions as F
 
         n = self.n
@@ -226,6 +273,13 @@ class _Run:
         ipos = np.full(n, -1, dtype=np.int64)
         cpos = np.full(n, -1, dtype=np.int64)
         values: list[Any] = [None] * n
+        if everyone:
+            cols = self.txns.select("tid", "pnum", "kind", "itime", "ctime").toPandas()
+            at = cols["tid"].to_numpy(np.int64)
+            process[at] = cols["pnum"].to_numpy(np.int64)
+            kind[at] = cols["kind"].to_numpy(np.int8)
+            itime[at] = cols["itime"].to_numpy(np.int64)
+            ctime[at] = cols["ctime"].to_numpy(np.int64)
         for pos, r in enumerate(fetched.itertuples(index=False)):
             t = int(r.tid)
             process[t], kind[t], itime[t], ctime[t] = int(r.pnum), int(r.kind), int(r.itime), int(r.ctime)
@@ -235,7 +289,7 @@ class _Run:
                 cpos[t] = pos
         for t in np.unique(fetched["tid"].to_numpy(np.int64)).tolist() if len(fetched) else []:
             values[t] = ops[cpos[t]].value if kind[t] == ti.OK else ops[ipos[t]].value
-        return TxnTable(ops, process, kind, itime, ctime, ipos, cpos, values)
+        return _Table(ops, process, kind, itime, ctime, ipos, cpos, values)
 
     def _summary(self) -> dict[int, int]:
         """Raise the local engine's MalformedTxn for the history's first malformed micro-op, if any; else return
@@ -287,6 +341,31 @@ class _Run:
         t = tids[-1]
         op = table.ops[int(table.invoke_pos[t])]
         raise MalformedTxn("a micro-op of this transaction is malformed", op.index, op.extra.get("line"))
+
+
+@dataclass
+class _Table(TxnTable):
+    """A TxnTable that also keeps the micro-ops the inference saw (only those on the chosen keys)."""
+
+    restricted: list[Any] | None = None
+
+
+def _entries(table: TxnTable, inference: Any, data: Any, cycles: list[Found],
+             source: str | None) -> dict[str, list[dict[str, Any]]]:
+    """Each anomaly as :func:`checkers.txn.check_txn` writes it: cycles first, then the others."""
+    anomalies: dict[str, list[dict[str, Any]]] = {}
+    for found in cycles:
+        entry = cycle_entry(table, inference, data.keys, found, source)
+        entry["witness"] = witness_txns(table, inference, data.keys, found)
+        anomalies.setdefault(found.type, []).append(entry)
+    mine = {_hashable(k): i for i, k in enumerate(data.keys)}
+    for case in data.cases.cases:
+        entry = case_entry(table, case, source)
+        kid = mine.get(_hashable(case.data.get("key")), -1)
+        extra = case.support + (inference.key_support(kid) if kid >= 0 else [])
+        entry["witness"] = _plan(table, [*case.txns, *extra], [case.data["key"]] if kid >= 0 else None)
+        anomalies.setdefault(case.type, []).append(entry)
+    return anomalies
 
 
 def _collect_graph(edges: Any, chain: np.ndarray, n: int, n_nodes: int) -> Graph:
