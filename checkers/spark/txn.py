@@ -4,14 +4,18 @@ searched in its strongly connected components by the local engine's code, so the
 Steps: (1) the history streams into Parquet (:mod:`checkers.spark.txn_input`); (2) Spark pairs the
 transactions, parses the micro-ops, numbers the keys, and finds a malformed micro-op the way the local engine's
 checks would (the local checks then run on that transaction alone, for the same one-line message); (3) Spark
-builds the version orders and the ww / wr / rw edges by joins (:mod:`checkers.spark.txn_append`) and the
-process or real-time edges (:mod:`checkers.spark.txn_order`), each edge with its place in the local engine's
-edge arrays; (4) the driver collects the edges (Arrow; no GraphFrames: it needs a JVM package that cannot be
-installed offline, and its SCC is a Pregel loop slower than scipy on one machine) and runs the local engine's
-strongly-connected-components and cycle search on them; (5) Spark flags the keys where an anomaly without a
-cycle may be; the local inference runs on the micro-ops of those keys and of the cycles' keys only (every one
-of its findings is per key), which gives the non-cycle anomalies and the words for every edge; (6) only the
-transactions those name come back from Spark, to be shown.
+builds the version orders and the data edges by joins, writes joined to reads by key and value, and the process
+or real-time edges (:mod:`checkers.spark.txn_order`); (4) the driver collects the edges as Arrow and computes
+the strongly connected components with the local engine's scipy code (not GraphFrames: it needs a JVM package
+that cannot be installed offline, and its SCC is an iterative Pregel job, slower than scipy on the edge lists one
+driver holds); (5) Spark flags the keys where an anomaly without a cycle may be; the local inference runs on the
+micro-ops of those keys and the cycles' keys only (every one of its findings is per key), which gives the
+non-cycle anomalies and the words for every edge; (6) only the transactions those name come back from Spark.
+
+list-append (:mod:`checkers.spark.txn_append`): each edge carries its place in the local engine's edge arrays, so
+the cycle search runs on exactly the local graph. rw-register (:mod:`checkers.spark.txn_register`): Spark's graph
+has an edge per pair where the local one has chains of virtual nodes; its components name the transactions on
+cycles, and the local graph over their keys (with every transaction's order edges) is what is searched.
 """
 
 from __future__ import annotations
@@ -68,8 +72,7 @@ def check_txn_spark(history: str | Sequence[Op], workload: str,
         ValueError: an unknown workload.
     """
     if workload not in WORKLOADS:
-        raise ValueError(f"the Spark engine checks {', '.join(WORKLOADS)} histories, not {workload!r}; "
-                         "use --engine local")
+        raise ValueError(f"the Spark engine checks {' and '.join(WORKLOADS)} histories, not {workload!r}")
     start = time.perf_counter()
     checked = parse_models(consistency)
     order = models.graph_needs(checked)
