@@ -31,12 +31,12 @@ import numpy as np
 
 from checkers.spark import txn_input as ti
 from checkers.txn import models
-from checkers.txn.checker import make_inference, parse_models, witness_txns
+from checkers.txn.checker import make_inference, parse_models
 from checkers.txn.cycles import Found, search
 from checkers.txn.errors import MalformedTxn
-from checkers.txn.explain import case_entry, cycle_entry
 from checkers.txn.graph import Graph, components
 from checkers.txn.inference import PASS
+from checkers.txn.result import anomaly_entries, assemble, hashable
 from checkers.txn.txns import TxnTable, collect
 from harness.history.op import Op
 
@@ -189,14 +189,14 @@ class _Run:
         table, inference, data = self._local(local, cycle_txns)
         # Steps name keys by the Spark key ids; the local inference numbers its own keys.
         names = dict(zip(local["kid"].tolist(), local["kenc"].tolist(), strict=True))
-        mine = {_hashable(k): i for i, k in enumerate(data.keys)}
-        remap = {kid: mine[_hashable(orjson.loads(names[kid]))] for kid in cycle_kids}
+        mine = {hashable(k): i for i, k in enumerate(data.keys)}
+        remap = {kid: mine[hashable(orjson.loads(names[kid]))] for kid in cycle_kids}
         cycles = [Found(f.type, [replace(s, key=remap.get(s.key, s.key)) for s in f.steps], f.component)
                   for f in outcome.cycles]
-        anomalies = _entries(table, inference, data, cycles, source)
+        anomalies = anomaly_entries(table, inference, data, cycles, source)
         counts = {**data.cases.counts, **outcome.counts}
-        return _result(self.workload, checked, self.n, kinds, counts, anomalies, outcome.incomplete, graph,
-                       len(comps.sizes), self.order)
+        return assemble(self.workload, checked, self.n, kinds, counts, anomalies, outcome.incomplete, graph,
+                        len(comps.sizes), self.order)
 
     def _check_register(self, m: Any, kinds: dict[int, int], checked: list[str], classes: list[str],
                         source: str | None, budget: float, cap: int) -> dict[str, Any]:
@@ -223,13 +223,13 @@ class _Run:
         table.values = full
         comps = components(graph)
         outcome = search(graph, comps, classes, budget, cap)
-        anomalies = _entries(table, inference, data, outcome.cycles, source)
+        anomalies = anomaly_entries(table, inference, data, outcome.cycles, source)
         counts = {**data.cases.counts, **outcome.counts}
         # The graph's size is Spark's (one edge per pair, no virtual nodes but the barriers); its components are
         # the local graph's, which are the whole history's.
         spark_graph = Graph(self.n, self.n + n_virtual, src, dst, np.zeros(len(src), np.uint8), src)
-        return _result(self.workload, checked, self.n, kinds, counts, anomalies, outcome.incomplete, spark_graph,
-                       len(comps.sizes), self.order)
+        return assemble(self.workload, checked, self.n, kinds, counts, anomalies, outcome.incomplete, spark_graph,
+                        len(comps.sizes), self.order)
 
     def _local(self, local: Any, cycle_txns: list[int], *, everyone: bool = False) -> tuple[_Table, Any, Any]:
         """The local inference on the micro-ops of the chosen keys, in a table of every transaction that has any
@@ -353,24 +353,6 @@ class _Table(TxnTable):
     restricted: list[Any] | None = None
 
 
-def _entries(table: TxnTable, inference: Any, data: Any, cycles: list[Found],
-             source: str | None) -> dict[str, list[dict[str, Any]]]:
-    """Each anomaly as :func:`checkers.txn.check_txn` writes it: cycles first, then the others."""
-    anomalies: dict[str, list[dict[str, Any]]] = {}
-    for found in cycles:
-        entry = cycle_entry(table, inference, data.keys, found, source)
-        entry["witness"] = witness_txns(table, inference, data.keys, found)
-        anomalies.setdefault(found.type, []).append(entry)
-    mine = {_hashable(k): i for i, k in enumerate(data.keys)}
-    for case in data.cases.cases:
-        entry = case_entry(table, case, source)
-        kid = mine.get(_hashable(case.data.get("key")), -1)
-        extra = case.support + (inference.key_support(kid) if kid >= 0 else [])
-        entry["witness"] = _plan(table, [*case.txns, *extra], [case.data["key"]] if kid >= 0 else None)
-        anomalies.setdefault(case.type, []).append(entry)
-    return anomalies
-
-
 def _collect_graph(edges: Any, chain: np.ndarray, n: int, n_nodes: int) -> Graph:
     """The edges, in the local engine's order (by their sort keys), as a Graph."""
     pdf = edges.toPandas()
@@ -385,53 +367,3 @@ def _collect_graph(edges: Any, chain: np.ndarray, n: int, n_nodes: int) -> Graph
     s2 = np.concatenate([cols["s2"].astype(np.int64), np.zeros(k, np.int64)])
     o = np.lexsort((s2, s1, s0))
     return Graph(n, n_nodes, src[o], dst[o], etype[o], key[o])
-
-
-def _plan(table: TxnTable, tids: list[int], keys: list[Any] | None) -> dict[str, Any]:
-    """A witness plan as the local engine writes one: the transactions (ids and op indices) and the keys."""
-    txns = []
-    for t in sorted(set(tids)):
-        done = table.complete_op(t)
-        txns.append({"id": t, "invoke_index": table.invoke_op(t).index,
-                     "complete_index": done.index if done is not None else None})
-    return {"txns": txns, "keys": keys}
-
-
-def _hashable(x: Any) -> Any:
-    try:
-        hash(x)
-    except TypeError:
-        return repr(x)
-    return x
-
-
-def _result(workload: str, checked: list[str], n: int, kinds: dict[int, int], counts: dict[str, int],
-            anomalies: dict[str, list[dict[str, Any]]], incomplete: set[str], graph: Graph, n_comps: int,
-            order: str) -> dict[str, Any]:
-    """The verdict and the result dict, as :func:`checkers.txn.check_txn` gives them."""
-    prohibited = models.prohibited_by(checked)
-    found_types = set(counts)
-    bad = sorted(found_types & prohibited)
-    ruled = models.ruled_out(found_types)
-    weakest = models.weakest(ruled)
-    n_ok = kinds.get(ti.OK, 0)
-    reasons = []
-    if not bad:
-        if n_ok == 0:
-            reasons.append("no transaction committed, so nothing could be checked")
-        missed = sorted(incomplete & prohibited)
-        if missed:
-            reasons.append(f"the cycle search ran out of time before it could rule out {', '.join(missed)}")
-    valid: bool | str = False if bad else ("unknown" if reasons else True)
-    result: dict[str, Any] = {
-        "valid": valid, "workload": workload, "consistency": checked, "txns": n, "ok": n_ok,
-        "fail": kinds.get(ti.FAIL, 0), "info": kinds.get(ti.INFO, 0), "anomaly_types": sorted(found_types),
-        "prohibited": bad, "also_seen": sorted(found_types - prohibited), "not": weakest,
-        "also_not": sorted(ruled - set(weakest)), "counts": dict(sorted(counts.items())),
-        "anomalies": {k: anomalies[k] for k in sorted(anomalies)},
-        "graph": {"nodes": graph.n_nodes, "edges": len(graph.src), "order": order or "none",
-                  "components": n_comps},
-    }
-    if reasons:
-        result["unknown_reasons"] = reasons
-    return result

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from checkers.txn import models
-from checkers.txn.cycles import Found, search
-from checkers.txn.explain import case_entry, cycle_entry
+from checkers.txn.cycles import search
 from checkers.txn.graph import build, components
 from checkers.txn.inference import Inference
 from checkers.txn.list_append import ListAppendInference
-from checkers.txn.txns import FAIL, INFO, OK, TxnTable, collect
+from checkers.txn.result import anomaly_entries, assemble, kind_counts
+from checkers.txn.txns import collect
 from harness.checker_protocol import CheckContext
 from harness.history.op import Op
 
@@ -85,7 +85,6 @@ def check_txn(ops: Sequence[Op], workload: str, consistency: Sequence[str] | str
     """
     start = time.perf_counter()
     checked = parse_models(consistency)
-    prohibited = models.prohibited_by(checked)
     order = models.graph_needs(checked)
     inference = make_inference(workload, order)
     with _gc_paused():
@@ -95,85 +94,10 @@ def check_txn(ops: Sequence[Op], workload: str, consistency: Sequence[str] | str
         comps = components(graph)
         classes = [*models.CYCLE_BASES, *(base + "-" + order for base in models.CYCLE_BASES if order)]
         outcome = search(graph, comps, classes, cycle_budget_s, cap)
-        anomalies: dict[str, list[dict[str, Any]]] = {}
-        for found in outcome.cycles:
-            entry = cycle_entry(table, inference, data.keys, found, source)
-            entry["witness"] = witness_txns(table, inference, data.keys, found)
-            anomalies.setdefault(found.type, []).append(entry)
-        key_ids: dict[Any, int] | None = None
-        for case in data.cases.cases:
-            entry = case_entry(table, case, source)
-            if key_ids is None:
-                key_ids = {_hashable(k): i for i, k in enumerate(data.keys)}
-            kid = key_ids.get(_hashable(case.data.get("key")), -1)
-            extra = case.support + (inference.key_support(kid) if kid >= 0 else [])
-            entry["witness"] = _plan(table, [*case.txns, *extra], [case.data["key"]] if kid >= 0 else None)
-            anomalies.setdefault(case.type, []).append(entry)
+        anomalies = anomaly_entries(table, inference, data, outcome.cycles, source)
     counts = {**data.cases.counts, **outcome.counts}
-    found_types = set(counts)
-    bad = sorted(found_types & prohibited)
-    ruled = models.ruled_out(found_types)
-    weakest = models.weakest(ruled)
-    n_ok = int((table.kind == OK).sum())
-    reasons = []
-    if not bad:
-        if n_ok == 0:
-            reasons.append("no transaction committed, so nothing could be checked")
-        missed = sorted(outcome.incomplete & prohibited)
-        if missed:
-            reasons.append(f"the cycle search ran out of time before it could rule out {', '.join(missed)}")
-    valid: bool | str = False if bad else ("unknown" if reasons else True)
-    result: dict[str, Any] = {
-        "valid": valid,
-        "workload": workload,
-        "consistency": checked,
-        "txns": table.n,
-        "ok": n_ok,
-        "fail": int((table.kind == FAIL).sum()),
-        "info": int((table.kind == INFO).sum()),
-        "anomaly_types": sorted(found_types),
-        "prohibited": bad,
-        "also_seen": sorted(found_types - prohibited),
-        "not": weakest,
-        "also_not": sorted(ruled - set(weakest)),
-        "counts": dict(sorted(counts.items())),
-        "anomalies": {k: anomalies[k] for k in sorted(anomalies)},
-        "graph": {"nodes": graph.n_nodes, "edges": len(graph.src), "order": order or "none",
-                  "components": len(comps.sizes)},
-        "seconds": round(time.perf_counter() - start, 3),
-    }
-    if reasons:
-        result["unknown_reasons"] = reasons
-    return result
-
-
-def witness_txns(table: TxnTable, inference: Inference, keys: list[Any], found: Found) -> dict[str, Any]:
-    """What a cycle's witness holds: its transactions, those its edges need, and the keys of its edges."""
-    tids: list[int] = []
-    kids: list[int] = []
-    for step in found.steps:
-        tids.append(step.src)
-        if step.key >= 0:
-            kids.append(step.key)
-            tids.extend(inference.support(table, step.src, step.dst, step.etype, step.key))
-    return _plan(table, tids, [keys[k] for k in dict.fromkeys(kids)])
-
-
-def _plan(table: TxnTable, tids: list[int], keys: list[Any] | None) -> dict[str, Any]:
-    txns = []
-    for t in sorted(set(tids)):
-        done = table.complete_op(t)
-        txns.append({"id": t, "invoke_index": table.invoke_op(t).index,
-                     "complete_index": done.index if done is not None else None})
-    return {"txns": txns, "keys": keys}
-
-
-def _hashable(x: Any) -> Any:
-    try:
-        hash(x)
-    except TypeError:
-        return repr(x)
-    return x
+    return assemble(workload, checked, table.n, kind_counts(table), counts, anomalies, outcome.incomplete, graph,
+                    len(comps.sizes), order, start)
 
 
 class TxnChecker:
