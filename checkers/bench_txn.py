@@ -29,6 +29,8 @@ from array import array
 from pathlib import Path
 from typing import Any
 
+from harness.cli.bench_cmd import bench_option
+
 SIZES = (10_000, 100_000, 1_000_000)
 PROCESSES = 50
 TXN_LENGTH = 7
@@ -38,30 +40,20 @@ ONCE_FROM = 1_000_000
 WORKLOAD = "list-append"
 
 
-def _option(args: list[str], name: str, default: str) -> str:
-    """``--name VALUE`` or ``--name=VALUE`` from ``args``."""
-    for i, a in enumerate(args):
-        if a == name and i + 1 < len(args):
-            return args[i + 1]
-        if a.startswith(name + "="):
-            return a.split("=", 1)[1]
-    return default
-
-
 def _options(args: list[str]) -> dict[str, Any]:
     """The bench's options from its arguments; a bad one is one line and exit 3."""
     from harness.cli.errors import fail
 
     try:
-        sizes = [int(s) for s in _option(args, "--sizes", ",".join(map(str, SIZES))).split(",") if s.strip()]
-        processes = int(_option(args, "--processes", str(PROCESSES)))
-        length = int(_option(args, "--txn-length", str(TXN_LENGTH)))
+        sizes = [int(s) for s in bench_option(args, "--sizes", ",".join(map(str, SIZES))).split(",") if s.strip()]
+        processes = int(bench_option(args, "--processes", str(PROCESSES)))
+        length = int(bench_option(args, "--txn-length", str(TXN_LENGTH)))
     except ValueError as e:
         fail(f"bench txn: {e}")
     if not sizes or min(sizes) < 1 or processes < 1 or length < 1:
         fail("bench txn: --sizes, --processes and --txn-length must be positive")
-    consistency = [m for m in _option(args, "--consistency", "strict-serializable").split(",") if m]
-    keep = _option(args, "--keep", "")
+    consistency = [m for m in bench_option(args, "--consistency", "strict-serializable").split(",") if m]
+    keep = bench_option(args, "--keep", "")
     return {"sizes": sorted(sizes), "processes": processes, "txn_length": length, "consistency": consistency,
             "keep": keep or None}
 

@@ -30,14 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-
-def _option(args: list[str], name: str, default: str | None) -> str | None:
-    for i, a in enumerate(args):
-        if a == name and i + 1 < len(args):
-            return args[i + 1]
-        if a.startswith(name + "="):
-            return a.split("=", 1)[1]
-    return default
+from harness.cli.bench_cmd import bench_option
 
 
 def _tree_rss() -> int:
@@ -147,11 +140,11 @@ def main(runs: int = 3, args: list[str] | None = None) -> None:
     from checkers.spark.engine import check_file_spark, get_session, stop_session
 
     args = args or []
-    ops = int(_option(args, "--ops", "1000000") or 0)
-    keys = int(_option(args, "--keys", "10000") or 0)
-    anomalies = int(_option(args, "--anomalies", "3") or 0)
-    master = _option(args, "--master", "local[2]")
-    given = _option(args, "--path", None)
+    ops = int(bench_option(args, "--ops", "1000000") or 0)
+    keys = int(bench_option(args, "--keys", "10000") or 0)
+    anomalies = int(bench_option(args, "--anomalies", "3") or 0)
+    master = bench_option(args, "--master", "local[2]")
+    given = bench_option(args, "--path", None)
     spark_only = "--spark-only" in args
     apply_s: list[float] = []
     figures: dict[str, Any] = {"bench": "spark", "master": master, "cores": os.cpu_count(), "runs": runs,

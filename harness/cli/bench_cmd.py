@@ -6,10 +6,27 @@ whose ``main(runs, args)`` prints progress and, last, one JSON line of figures.
 
 from __future__ import annotations
 
+from typing import overload
+
 import click
 
 from harness.cli.errors import fail
 from harness.registry import BENCHES, group
+
+
+@overload
+def bench_option(args: list[str], name: str, default: str) -> str: ...
+@overload
+def bench_option(args: list[str], name: str, default: None) -> str | None: ...
+def bench_option(args: list[str], name: str, default: str | None) -> str | None:
+    """``--name VALUE`` or ``--name=VALUE`` from a benchmark's ``args`` (the words after its name), else
+    ``default``."""
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith(name + "="):
+            return a.split("=", 1)[1]
+    return default
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
