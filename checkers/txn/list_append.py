@@ -18,7 +18,7 @@ import numpy as np
 
 from checkers.txn import words
 from checkers.txn.inference import RW, WR, WW, Case, CaseLog, DataGraph, EdgeBuffer
-from checkers.txn.mops import READ, WRITE, Mops, ValueIndex, bad_mop, flatten, small_ints
+from checkers.txn.mops import READ, WRITE, Mops, bad_mop, flatten, written
 from checkers.txn.sorting import sort_rows
 from checkers.txn.txns import FAIL, TxnTable
 
@@ -73,20 +73,7 @@ class ListAppendInference:
         nk = len(mops.keys)
         w_before, w_after, gpos, gsort = group_positions(mops)
         # Appends: the writer of each (key, value), and whether it is an intermediate state of its writer.
-        a = np.flatnonzero(mops.f == WRITE)
-        is_w = (mops.f == WRITE).view(np.uint8)
-        a_vals = list(compress(mops.values, is_w.tobytes()))
-        a_ints = small_ints(a_vals)
-        if a_ints is None and not set(map(type, a_vals)) <= {int, str}:
-            i = next(int(j) for j, v in zip(a.tolist(), a_vals, strict=True) if type(v) not in (int, str))
-            raise bad_mop(table, mops, i, "an appended value must be an integer or a string")
-        index = ValueIndex(mops.key[a], a_vals, nk, a_ints)
-        dup = index.duplicate()
-        if dup is not None:
-            i, j = int(a[dup[0]]), int(a[dup[1]])
-            raise bad_mop(table, mops, j, f"{_T(int(mops.txn[i]))} and {_T(int(mops.txn[j]))} both append "
-                                          f"{_V(mops.values[j])} to key {_V(mops.keys[int(mops.key[j])])}; "
-                                          "list-append needs every appended value unique per key")
+        a, index = written(table, mops, "append", "appended", "list-append")
         a_txn = mops.txn[a].astype(np.int64)
         a_inter = w_after[a] > 0
         # Committed reads.

@@ -7,7 +7,7 @@ for, to name it with its op's index and line.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, compress
 from typing import Any, NoReturn
 
 import numpy as np
@@ -205,3 +205,34 @@ def small_ints(vals: list[Any]) -> np.ndarray | None:
     if arr.min() < 0 or arr.max() >= (1 << _SHIFT):
         return None
     return arr.astype(np.int64, copy=False)
+
+
+
+def written(table: TxnTable, mops: Mops, verb: str, participle: str, workload: str
+            ) -> tuple[np.ndarray, ValueIndex]:
+    """The writes (their positions in ``mops``), and the index from (key, value) to the write.
+
+    Args:
+        verb, participle: how the workload says it writes ("append" and "appended", "write" and "written").
+        workload: its name, for the message when a value is written twice to one key.
+
+    Raises:
+        MalformedTxn: a written value is neither an integer nor a string, or two micro-ops write the same value
+            to one key (the workload needs every written value unique per key).
+    """
+    w = np.flatnonzero(mops.f == WRITE)
+    vals = list(compress(mops.values, (mops.f == WRITE).view(np.uint8).tobytes()))
+    ints = small_ints(vals)
+    if ints is None and not set(map(type, vals)) <= {int, str}:
+        i = next(int(j) for j, v in zip(w.tolist(), vals, strict=True) if type(v) not in (int, str))
+        article = "an" if participle[0] in "aeiou" else "a"
+        raise bad_mop(table, mops, i, f"{article} {participle} value must be an integer or a string")
+    index = ValueIndex(mops.key[w], vals, len(mops.keys), ints)
+    dup = index.duplicate()
+    if dup is not None:
+        i, j = int(w[dup[0]]), int(w[dup[1]])
+        first, second, value = words.t(int(mops.txn[i])), words.t(int(mops.txn[j])), words.value(mops.values[j])
+        raise bad_mop(table, mops, j, f"{first} and {second} both {verb} {value} to key "
+                                      f"{words.value(mops.keys[int(mops.key[j])])}; "
+                                      f"{workload} needs every {participle} value unique per key")
+    return w, index

@@ -28,7 +28,7 @@ from checkers.txn import words
 from checkers.txn.fanout import all_but, build_chains, from_position
 from checkers.txn.inference import RW, RW_PROCESS, RW_REALTIME, WR, WW, Case, CaseLog, DataGraph, EdgeBuffer
 from checkers.txn.list_append import group_positions, unique_rows
-from checkers.txn.mops import READ, WRITE, ValueIndex, bad_mop, flatten, small_ints
+from checkers.txn.mops import READ, WRITE, bad_mop, flatten, written
 from checkers.txn.sorting import sort_rows
 from checkers.txn.txns import FAIL, OK, TxnTable
 
@@ -60,19 +60,7 @@ class RwRegisterInference:
         w_before, w_after, gpos, gsort = group_positions(mops)
         kind = table.kind
         # Writes, and the writer of each (key, value).
-        w = np.flatnonzero(mops.f == WRITE)
-        w_vals = list(compress(mops.values, (mops.f == WRITE).view(np.uint8).tobytes()))
-        w_ints = small_ints(w_vals)
-        if w_ints is None and not set(map(type, w_vals)) <= {int, str}:
-            i = next(int(j) for j, v in zip(w.tolist(), w_vals, strict=True) if type(v) not in (int, str))
-            raise bad_mop(table, mops, i, "a written value must be an integer or a string")
-        index = ValueIndex(mops.key[w], w_vals, nk, w_ints)
-        dup = index.duplicate()
-        if dup is not None:
-            i, j = int(w[dup[0]]), int(w[dup[1]])
-            raise bad_mop(table, mops, j, f"{_T(int(mops.txn[i]))} and {_T(int(mops.txn[j]))} both write "
-                                          f"{_V(mops.values[j])} to key {_V(mops.keys[int(mops.key[j])])}; "
-                                          "rw-register needs every written value unique per key")
+        w, index = written(table, mops, "write", "written", "rw-register")
         w_txn = mops.txn[w].astype(np.int64)
         w_key = mops.key[w].astype(np.int64)
         w_final = w_after[w] == 0
