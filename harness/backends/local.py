@@ -317,8 +317,7 @@ class LocalBackend:
         assert self.layout is not None
         for observed in self.specs[node].observations:  # what it saw outlives its disk
             source = self._observed_file(node, observed)
-            data = await asyncio.to_thread(source.read_bytes) if source.is_file() else None
-            await asyncio.to_thread(observations.keep, self.layout.dir, node, observed, data)
+            await asyncio.to_thread(observations.take, self.layout.dir, node, observed, source)
         mount = self.mounts.get(node)
         if mount is None:
             await asyncio.to_thread(shutil.rmtree, self._data_dir(node), True)

@@ -10,10 +10,13 @@ UUID marks each wiped disk).
 
 from __future__ import annotations
 
+import itertools
+import os
 from pathlib import Path
 
 KEPT_DIR = "observed-before-erase"
 """Where, under the cluster directory, the erased parts of observation files are kept."""
+_taken = itertools.count()
 
 
 def kept_path(cluster_dir: Path, node: str, observed: str) -> Path:
@@ -30,6 +33,23 @@ def keep(cluster_dir: Path, node: str, observed: str, data: bytes | None) -> Non
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("ab") as f:
         f.write(data if data.endswith(b"\n") else data + b"\n")
+
+
+def take(cluster_dir: Path, node: str, observed: str, source: Path) -> None:
+    """Move ``node``'s observation file at ``source`` into its kept part, once.
+
+    The file is renamed away before it is read, so of two erases of one node that overlap (a wipe
+    cancelled at the run's end while its erase still ran in a thread, and the membership heal's wipe of the
+    same node) only one keeps it; read and kept by both, every line before the erase was in the log twice,
+    and the amnesia checker saw the node go back from its last epoch to its first.
+    """
+    staged = source.with_name(f"{source.name}.erasing-{os.getpid()}-{next(_taken)}")
+    try:
+        os.replace(source, staged)
+    except FileNotFoundError:
+        return
+    keep(cluster_dir, node, observed, staged.read_bytes())
+    staged.unlink()
 
 
 def whole(cluster_dir: Path, node: str, observed: str, current: bytes | None) -> bytes | None:

@@ -30,7 +30,11 @@ def test_the_default_campaign_runs_every_fault_overlapping_and_the_correct_syste
     assert config["nodes"] == 4 and config["extra"]["mix"] == "default"
     assert {"kill", "partition", "failover", "copy-failover", "wipe"} <= set(config["nemesis"])
     planned = json.loads((run / "schedule.json").read_text())
-    assert {w.get("lane", 0) for w in planned} == {0, 1} and any(w.get("trigger") for w in planned)
+    assert {w.get("lane", 0) for w in planned} == {0, 1}
+    # Which windows wait for a transition is a draw from the seed (tests/harness/test_mix.py measures the
+    # share); what this run must show is that the campaign offers them.
+    assert config["extra"]["triggers"], "the default campaign offers windows that wait for a transition"
+    assert all(w.get("trigger") in (None, *config["extra"]["triggers"]) for w in planned)
     starts = [json.loads(line) for line in (run / "history.jsonl").read_text().splitlines()
               if '"process":"nemesis"' in line.replace(" ", "") and '"start-' in line]
     assert len({op["f"] for op in starts}) >= 4, "several different faults struck"

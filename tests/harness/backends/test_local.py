@@ -99,3 +99,20 @@ def test_a_nodes_event_log_is_collected_when_its_lazy_filesystem_is_gone(tmp_pat
         assert any(e["event"] == "node_started" and e["uuid"] == uuid for e in events), events[:3]
 
     asyncio.run(scenario())
+
+
+def test_two_erases_of_one_node_at_once_keep_its_event_log_once(tmp_path: Path) -> None:
+    # The clean default campaign at seed 2 (c27bf6c) ended INVALID: a wipe cancelled at the run's end still
+    # erased n3 in a thread while the membership heal wiped it again; both read and kept its event log, so
+    # every line before the wipe was collected twice and the amnesia checker saw n3 go from epoch 9 to 1.
+    async def scenario() -> None:
+        async with local_cluster(tmp_path / "cluster", client_timeout=5.0) as (cluster, _):
+            backend = cluster.backend
+            assert isinstance(backend, LocalBackend)
+            await cluster.processes.kill("n1")
+            await asyncio.gather(backend.erase("n1"), backend.erase("n1"))
+            await backend.collect(tmp_path / "run")
+        lines = (tmp_path / "run" / "nodes" / "n1" / "events.jsonl").read_text().splitlines()
+        assert lines and len(lines) == len(set(lines)), f"{len(lines) - len(set(lines))} lines kept twice"
+
+    asyncio.run(scenario())
