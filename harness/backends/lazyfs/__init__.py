@@ -28,6 +28,13 @@ own observations, not the system's state) are written straight to the backing di
 The mount uses ``direct_io`` and zero attribute and entry timeouts, so the kernel caches nothing and
 every read sees the cache, also after a drop. A clean unmount (SIGTERM, ``fusermount3 -u``) writes
 every pending change back first, like a clean shutdown.
+
+Run as root (as the harness runs it), the mount is ``allow_other``, so a server running as another user
+(PostgreSQL as ``postgres``) can use it. The kernel checks permissions (``default_permissions``) as on a
+real disk, and what a process creates (``create``, ``mkdir``, ``symlink``) is that process's, in the
+backing directory too, so an entry a drop keeps keeps its owner. A non-root mounter leaves
+``allow_other`` off (it would need ``user_allow_other`` in ``/etc/fuse.conf``): then only it can use the
+mount.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Options: ``--writeback S`` (seconds; 0 never writes back on its own), ``--passthrough GLOB``
 (repeatable), ``--debug`` (libfuse's request trace). SIGTERM or ``fusermount3 -u`` unmounts cleanly,
-writing every pending change back.
+writing every pending change back. Run as root, the mount admits every user (``allow_other``), with the
+kernel checking permissions.
 """
 
 from __future__ import annotations
@@ -46,10 +47,12 @@ def main(argv: list[str] | None = None) -> None:
     if a.writeback > 0:
         threading.Thread(target=_writeback_loop, args=(vol, a.writeback, stop), daemon=True).start()
     warnings.simplefilter("ignore", DeprecationWarning)
+    os.umask(0)  # modes arrive with the caller's umask already applied (harness.backends.lazyfs.fs)
     try:
         mfusepy.FUSE(LazyOperations(vol, tuple(a.passthrough)), a.mount, foreground=True, debug=a.debug,
-                     fsname="lazyfs", subtype="lazyfs", default_permissions=True, direct_io=not a.cached,
-                     attr_timeout=0, entry_timeout=0, negative_timeout=0)
+                     fsname="lazyfs", subtype="lazyfs", default_permissions=True,
+                     allow_other=os.geteuid() == 0,  # a non-root mounter would need user_allow_other
+                     direct_io=not a.cached, attr_timeout=0, entry_timeout=0, negative_timeout=0)
     finally:
         stop.set()
         server.shutdown()

@@ -2,10 +2,17 @@
 
 File handles are backing descriptors (always opened read-write, so cached data can be written
 back through them). Files matching a passthrough glob bypass the cache and the journal.
+
+The process usually runs as root while the server on the mount runs as another user (PostgreSQL as
+``postgres``). As on a real disk, what a caller creates is the caller's: its uid, and its gid unless the
+folder is set-group-ID (then the folder's, which the backing filesystem has already given it). Modes arrive
+with the caller's umask applied by the kernel; the process's own umask is cleared by ``__main__``.
+Permission checks are the kernel's (``default_permissions``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
 import os
@@ -27,6 +34,35 @@ class LazyOperations(mfusepy.Operations):
     def __init__(self, volatile: Volatile, passthrough: tuple[str, ...] = ()) -> None:
         self.vol = volatile
         self.passthrough = passthrough
+        self.ids = (os.geteuid(), os.getegid())
+
+    def _own(self, real: str, mode: int, fd: int | None = None) -> None:
+        """Give the new backing entry ``real`` to the calling process (nothing to do when it is our own)."""
+        uid, gid, _ = mfusepy.fuse_get_context()
+        if (uid, gid) == self.ids:
+            return
+        if os.stat(os.path.dirname(real)).st_mode & stat.S_ISGID:
+            gid = -1  # a set-group-ID folder gives its own group, as the backing filesystem already did
+        if fd is None:
+            os.chown(real, uid, gid, follow_symlinks=False)
+            return
+        os.fchown(fd, uid, gid)
+        if mode & (stat.S_ISUID | stat.S_ISGID):  # chown clears them on a file; the kernel has vetted the mode
+            os.fchmod(fd, stat.S_IMODE(mode))
+
+    def _created(self, real: str, mode: int, fd: int | None = None) -> None:
+        """Own a just-created entry; if that fails, remove it again (it was never journalled) and fail."""
+        try:
+            self._own(real, mode, fd)
+        except OSError:
+            if fd is not None:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                if os.path.isdir(real) and not os.path.islink(real):
+                    os.rmdir(real)
+                else:
+                    os.unlink(real)
+            raise
 
     def _pass(self, path: str) -> bool:
         name = os.path.basename(path)
@@ -107,10 +143,12 @@ class LazyOperations(mfusepy.Operations):
         return fd
 
     def create(self, path: str, mode: int, fi: Any = None) -> int:
-        """Create the backing file now; journal it (a power loss before its folder's fsync removes it)."""
+        """Create the backing file now, the caller's; journal it (a power loss before its folder's fsync
+        removes it)."""
         real = self._real(path)
         with self.vol.lock:
             fd = os.open(real, os.O_RDWR | os.O_CREAT | os.O_EXCL, mode)
+            self._created(real, mode, fd)
             if not self._pass(path):
                 self.vol.record("create", (path,))
         return fd
@@ -177,9 +215,11 @@ class LazyOperations(mfusepy.Operations):
     # --- names ------------------------------------------------------------------------------------------
 
     def mkdir(self, path: str, mode: int) -> int:
-        """Create the folder now; journal it."""
+        """Create the folder now, the caller's; journal it."""
+        real = self._real(path)
         with self.vol.lock:
-            os.mkdir(self._real(path), mode)
+            os.mkdir(real, mode)
+            self._created(real, mode)
             self.vol.record("mkdir", (path,))
         return 0
 
@@ -215,9 +255,11 @@ class LazyOperations(mfusepy.Operations):
         return 0
 
     def symlink(self, target: str, source: str) -> int:
-        """Create the link now; journal it."""
+        """Create the link now, the caller's; journal it."""
+        real = self._real(target)
         with self.vol.lock:
-            os.symlink(source, self._real(target))
+            os.symlink(source, real)
+            self._created(real, 0)
             self.vol.record("symlink", (target,))
         return 0
 
