@@ -3,7 +3,9 @@
 The run claims its own block of loopback addresses (:mod:`harness.backends.addresses`), and each
 process gets its own address there, so partitions (iptables rules between those addresses, in a chain
 the run owns) cut exactly the links they name and never another run's. Processes are signalled for
-kill and pause; clock faults start nodes under libfaketime; power-loss faults put each node's data
+kill and pause, and where the machine has a writable cgroup v2 hierarchy their cgroups are killed and
+frozen as well, which reaches children that left the process group (:mod:`harness.backends.cgroups`);
+clock faults start nodes under libfaketime; power-loss faults put each node's data
 directory on the lazy FUSE filesystem; a wipe deletes a data directory.
 
 Everything the run starts is written to ``RUN/cleanup.json``, so ``fencepost cluster down --store DIR``
@@ -28,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from harness import capabilities as caps
 from harness.backends import faketime, observations
 from harness.backends.addresses import AddressBlock, claim_block
-from harness.backends.cgroups import ProcessGroups, cgroup2_root
+from harness.backends.cgroups import SETTLE_S, ProcessGroups, cgroup2_root
 from harness.backends.iptables import Partitioner, reap_dead_chains
 from harness.backends.iptables import why_unavailable as iptables_unavailable
 from harness.backends.lazyfs.mount import LazyMount
@@ -182,6 +184,8 @@ class LocalBackend:
         if name in self.mounts:
             self.mounts[name].start(dict(os.environ), os.getcwd(), detach=True)
         self._write_missing_files(self.specs[name])
+        if self.groups is not None:  # a frozen cgroup (a paused process killed from outside) would freeze it
+            self.groups.thaw(name)
         self.supervisor.launch(name, extra_args)
         self._write_cleanup()
 
@@ -216,7 +220,11 @@ class LocalBackend:
             if self._partitioner is not None:
                 await asyncio.to_thread(self._partitioner.remove)
         finally:
+            if self.groups is not None:  # a frozen process takes no SIGTERM: stop paused ones as others
+                await asyncio.to_thread(self.groups.thaw_all)
             await asyncio.to_thread(self.supervisor.stop_all)
+            if self.groups is not None:  # children that left their process group, which no signal reached
+                await asyncio.to_thread(self.groups.kill_all)
             if self._collected_to is not None:  # what the processes logged while stopping (a crash on SIGTERM)
                 await asyncio.to_thread(self._copy_logs, self._collected_to)
             for mount in self.mounts.values():
@@ -238,8 +246,22 @@ class LocalBackend:
     # --- processes ----------------------------------------------------------------------------------
 
     async def kill(self, name: str) -> None:
-        """kill -9 and reap."""
-        await asyncio.to_thread(self.supervisor.kill, name)
+        """kill -9 and reap: the process's group, and (with cgroups) everything in its cgroup, its children
+        that left its process group included, waiting until none is left (so a restart never meets a
+        survivor of the old process).
+
+        Raises:
+            RuntimeError: processes were still in its cgroup after the wait.
+        """
+        await asyncio.to_thread(self._kill, name)
+
+    def _kill(self, name: str) -> None:
+        self.supervisor.signal(name, signal.SIGKILL)
+        left = self.groups.kill(name) if self.groups is not None else []
+        self.supervisor.kill(name)  # reap it
+        if left:
+            raise RuntimeError(f"{name}: process(es) {', '.join(map(str, left))} still in its cgroup "
+                               f"{SETTLE_S:g} s after cgroup.kill")
 
     async def start(self, name: str, extra_args: Sequence[str] = ()) -> None:
         """Start a stopped process again with the same data (a no-op if it runs, or once a start of it
@@ -249,11 +271,17 @@ class LocalBackend:
                 await asyncio.to_thread(self._launch, name, extra_args)
 
     async def pause(self, name: str) -> None:
-        """SIGSTOP."""
+        """SIGSTOP the process's group and (with cgroups, while it runs) freeze its cgroup, so that its
+        children that left the group stop too (PostgreSQL's backends each call ``setsid()``)."""
         self.supervisor.signal(name, signal.SIGSTOP)
+        groups = self.groups
+        if groups is not None and self.supervisor.running(name) and not await asyncio.to_thread(groups.freeze, name):
+            log.warning("%s: its cgroup did not freeze within %g s; only its process group is stopped", name, SETTLE_S)
 
     async def resume(self, name: str) -> None:
-        """SIGCONT."""
+        """Thaw the process's cgroup (with cgroups), then SIGCONT its group."""
+        if self.groups is not None and not await asyncio.to_thread(self.groups.thaw, name):
+            log.warning("%s: its cgroup did not thaw within %g s", name, SETTLE_S)
         self.supervisor.signal(name, signal.SIGCONT)
 
     def running(self, name: str) -> bool:

@@ -1,4 +1,4 @@
-"""Reap what a killed local run left behind: its processes, its lazy filesystems, its iptables chain.
+"""Reap what a killed local run left: its processes, its lazy filesystems, its iptables chain, its cgroups.
 
 A run writes ``RUN/cleanup.json`` as it starts processes (every pid, its cluster folder, its chain, and the
 harness's own pid and start time), and marks it torn down when it ends. The next local run in the same
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.backends import faketime
-from harness.backends.cgroups import remove_tree
+from harness.backends.cgroups import BASE, kill_tree, remove_tree, thaw_tree
 from harness.backends.iptables import delete_chain
 from harness.backends.lazyfs.mount import fuse_mounts_under, unmount
 from harness.backends.supervisor import kill_pids, pids_mentioning
@@ -67,7 +67,9 @@ def reap_run_dir(run_dir: Path) -> list[str]:
     left; say what was done.
 
     Processes are found both from ``cleanup.json`` and by their command line naming the run's cluster
-    folder, so a process restarted after the file was written is found too.
+    folder, so a process restarted after the file was written is found too; then whatever is still in the
+    run's cgroups is killed (children that left their process group, which neither names), frozen or not,
+    and the cgroups are removed.
     """
     done: list[str] = []
     cleanup = run_dir / "cleanup.json"
@@ -81,14 +83,23 @@ def reap_run_dir(run_dir: Path) -> list[str]:
     if cluster_dir:
         recorded = {int(pid): str(cmd) for pid, cmd in (data.get("pids") or {}).items()}
         pids = {**recorded, **pids_mentioning(cluster_dir)}  # lazy filesystems and restarts name the folder
+        groups = Path(data["cgroups"]) if data.get("cgroups") else None
+        if groups is not None and groups.parent.name != BASE:  # only ever a run's own tree (fencepost/<run>)
+            groups = None
+        if groups is not None:  # a paused (frozen) process takes no SIGTERM
+            thaw_tree(groups)
         stopped = kill_pids(pids)
+        # What no pid names: children that left their process group (and their command line) and restarts.
+        left = kill_tree(groups) if groups is not None else []
         for point in fuse_mounts_under(cluster_dir):
             unmount(point)
         if stopped:
             done.append(f"stopped {len(set(stopped))} process(es) of {run_dir}")
+        if left:
+            done.append(f"killed {len(set(left))} process(es) left in the cgroups of {run_dir}")
         faketime.remove_leftovers(pids)  # SIGKILLed nodes under libfaketime left these
-        if data.get("cgroups"):
-            remove_tree(Path(data["cgroups"]))
+        if groups is not None:
+            remove_tree(groups)
     chain = data.get("iptables_chain")
     if chain:
         delete_chain(chain)
