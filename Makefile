@@ -9,9 +9,19 @@ STAMP  := $(VENV)/.fencepost-installed
 STORE  ?= store
 RUN_TIME ?= 30
 
-.PHONY: setup run test lint docs clean
+.PHONY: setup system-packages run test lint docs clean
 
-setup: $(STAMP)
+setup: $(STAMP) system-packages
+
+# Debian packages the shipped plugins run (PostgreSQL); installed when missing and we are root, else named.
+system-packages:
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "setup: installing postgresql"; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql >/dev/null \
+			|| { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			     --no-install-recommends postgresql >/dev/null; }; \
+		else echo "setup: PostgreSQL is missing (apt-get install -y postgresql): its plugin's tests skip"; fi; }
 
 # The shipped plugins (plugins/*) install as any outside plugin does: editable, each from its own pyproject.
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
@@ -34,7 +44,8 @@ test: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy fencepost harness system nemesis checkers workloads reports plugins/reference/fencepost_reference \
-		plugins/etcd/fencepost_etcd tests examples/toy_kv
+		plugins/etcd/fencepost_etcd plugins/postgresql/fencepost_postgresql \
+		plugins/postgresql/fencepost_postgresql_node tests examples/toy_kv
 	$(BIN)/lint-imports
 	cd examples/toy_kv && ../../$(BIN)/lint-imports
 

@@ -285,6 +285,13 @@ class DeclaresRoles(Protocol):
         ...
 
 
+def default_workload(system: object) -> str:
+    """The workload a test of ``system`` runs when none is named: ``register`` where the system runs it (every
+    key-value store), else the first it lists (a transactional database runs list-append)."""
+    offered = list(getattr(system, "workloads", ()) or ())
+    return "register" if "register" in offered or not offered else str(offered[0])
+
+
 def declared_roles(system: object) -> frozenset[str]:
     """The roles ``system``'s processes play: what it declares (:class:`DeclaresRoles`), else data nodes only."""
     return frozenset(system.roles) if isinstance(system, DeclaresRoles) else frozenset({NODE})

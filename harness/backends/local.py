@@ -209,10 +209,21 @@ class LocalBackend:
                 "cgroups": str(self.groups.base) if self.groups else None,
                 "iptables_chain": self._partitioner.chain if self._partitioner else None,
                 "addresses": {n: list(self.address(n)) for n in self.specs},
+                "discard": self._discarded(),
                 "harness": self._harness, "torn_down": torn_down}
         tmp = self._run_dir / ".cleanup.json.tmp"
         tmp.write_text(json.dumps(data) + "\n")
         os.replace(tmp, self._run_dir / "cleanup.json")
+
+    def _discarded(self) -> list[str]:
+        """The data directories (and lazy disks' backing directories) removed when the run ends."""
+        paths = []
+        for name, spec in self.specs.items():
+            if spec.discard_data and spec.data_dir:
+                paths.append(spec.data_dir)
+                if name in self.mounts:
+                    paths.append(self.mounts[name].backing)
+        return paths
 
     async def teardown(self) -> None:
         """Remove network rules, stop every process, unmount every disk, give the addresses back. Safe twice."""
@@ -229,6 +240,8 @@ class LocalBackend:
                 await asyncio.to_thread(self._copy_logs, self._collected_to)
             for mount in self.mounts.values():
                 await asyncio.to_thread(mount.stop)
+            for path in self._discarded():  # data the system asked not to keep (ProcessSpec.discard_data)
+                await asyncio.to_thread(shutil.rmtree, path, True)
             if self._faketime:
                 faketime.remove_leftovers(self.supervisor.all_pids())
             if self.groups is not None:

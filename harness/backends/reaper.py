@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,12 @@ def reap_run_dir(run_dir: Path) -> list[str]:
         left = kill_tree(groups) if groups is not None else []
         for point in fuse_mounts_under(cluster_dir):
             unmount(point)
+        inside = Path(cluster_dir).resolve()
+        discard = [Path(p) for p in data.get("discard") or [] if Path(p).resolve().is_relative_to(inside)]
+        for path in discard:  # data the system asked not to keep (ProcessSpec.discard_data)
+            shutil.rmtree(path, ignore_errors=True)
+        if discard and not any(p.exists() for p in discard):
+            done.append(f"removed {len(discard)} data folder(s) of {run_dir}")
         if stopped:
             done.append(f"stopped {len(set(stopped))} process(es) of {run_dir}")
         if left:

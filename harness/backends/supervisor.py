@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -165,7 +166,8 @@ class Supervisor:
                 lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
             except OSError:
                 lines = []
-            parts.append(f"{name} exited with {code}" + (f" ({lines[-1]})" if lines else "") + f", log {log}")
+            why = next((line for line in lines if _SAYS_WHY.search(line)), lines[-1] if lines else None)
+            parts.append(f"{name} exited with {code}" + (f" ({why})" if why else "") + f", log {log}")
         return "; ".join(parts)
 
     def stop_all(self, grace: float = 5.0) -> None:
@@ -191,6 +193,10 @@ class Supervisor:
     def started(self) -> dict[int, str]:
         """Every pid any process has had, with the command line it was started with."""
         return {pid: cmd for c in self.children.values() for pid, cmd in c.started.items()}
+
+
+_SAYS_WHY = re.compile(r"\b(FATAL|PANIC|CRITICAL|ERROR)\b|^\w*(Error|Exception): |^error: |^fatal: |fencepost-")
+"""A log line that says why a process stopped (its first such line names the cause; later ones are fallout)."""
 
 
 def kill_pids(pids: Mapping[int, str], grace: float = 5.0) -> list[int]:

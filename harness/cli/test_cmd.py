@@ -9,6 +9,7 @@ import click
 from harness.cli.errors import fail, require_docker_engine
 from harness.cli.exit_codes import ERROR, for_validity
 from harness.config import TestConfig
+from harness.plugin_api import default_workload
 
 VERDICT_WORDS = {True: "VALID", False: "INVALID", "unknown": "UNKNOWN"}
 WHY_LINES = 6
@@ -91,7 +92,7 @@ def test(ctx: click.Context, system_name: str | None, workload: str | None, neme
         click.echo(f"fencepost: --bug {bug[0]}: its recommended test: --workload {workload} --nemesis {nemesis} "
                    f"--time-limit {time_limit:g} --interval {interval:g}{shown}", err=True)
     names = [n.strip() for n in (nemesis or "").split(",") if n.strip() and n.strip() != "none"]
-    config = TestConfig(system=system_name, workload=workload or "register", nemesis=names, nodes=nodes,
+    config = TestConfig(system=system_name, workload=workload or default_workload(plugin), nemesis=names, nodes=nodes,
                         options=dict(given_options), backend=backend, time_limit=time_limit, concurrency=concurrency,
                         rate=rate,
                         nemesis_interval=interval, bug=list(bug), extra=extra)

@@ -35,7 +35,7 @@ from harness import registry
 from harness.cluster import Cluster, offered
 from harness.config import TestConfig
 from harness.launch import prepare, run_test
-from harness.plugin_api import NODE, ROLES, HasCode, SystemPlugin
+from harness.plugin_api import NODE, ROLES, HasCode, SystemPlugin, default_workload
 from harness.protocols import Client, Nemesis, Workload
 from harness.testing import txn_checks
 
@@ -64,7 +64,7 @@ class _Kit:
         """A short test of the system on the kit's backend."""
         base: dict[str, object] = {"system": self.system, "backend": self.backend, "nodes": self.nodes,
                                    "time_limit": self.time_limit, "nemesis_interval": 2.0, "recovery": 2.0,
-                                   "seed": 1, "rate": 100.0}
+                                   "seed": 1, "rate": 100.0, "workload": default_workload(self.plugin())}
         return TestConfig(**{**base, **fields})  # type: ignore[arg-type]
 
 
