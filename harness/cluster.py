@@ -112,8 +112,11 @@ class Cluster:
 
     @property
     def disk(self) -> caps.Disk:
-        """Erase, damage and power-lose data directories."""
-        self.require(caps.DISK)
+        """Erase, damage and power-lose data directories. A system that offers power loss but not disk faults
+        (PostgreSQL: a wiped primary loses data by design) gets it for power losses alone: the faults that
+        erase or damage a disk need the disk capability themselves, so none of them runs there."""
+        self.require(caps.POWER_LOSS if caps.DISK not in self.capabilities and self.has(caps.POWER_LOSS)
+                     else caps.DISK)
         return self.backend.disk
 
     async def primaries(self) -> list[str]:

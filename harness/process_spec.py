@@ -44,6 +44,9 @@ class ProcessSpec:
             path relative to ``data_dir``, as bytes or text (UTF-8). Each is written before every start at
             which it is missing: before the first start, and again after a wipe empties the directory; a
             restart keeps what the process left there. ``data_dir`` itself always exists at start.
+        start_timeout: seconds its port may take to open at setup, where the backend's default (60 s) is too
+            short: a process that builds its data directory first (PostgreSQL's ``initdb`` or ``pg_basebackup``
+            through the lazy filesystem of a power-loss run), or None for the default.
         discard_data: remove ``data_dir`` (and its lazy disk) when the run ends, and when the next start reaps
             a killed run: for a system whose data is large and says nothing its logs and observations do not
             (a PostgreSQL cluster is tens of megabytes a node). Kept (False) by default, for post-mortems.
@@ -62,6 +65,7 @@ class ProcessSpec:
     mmap: bool = False
     files: Mapping[str, bytes | str] = field(default_factory=dict)
     discard_data: bool = False
+    start_timeout: float | None = None
 
     def __post_init__(self) -> None:
         for rel in self.files:

@@ -192,13 +192,14 @@ class DockerBackend:
             tail = self._wrapped(name).logs(tail=3).decode(errors="replace").strip().replace("\n", " | ")
             raise RuntimeError(f"{name} exited with {state.get('ExitCode')} as it started: {tail[-300:]}")
 
-    def _wait_listening(self, name: str, timeout: float = START_TIMEOUT_S) -> bool:
+    def _wait_listening(self, name: str, timeout: float | None = None) -> bool:
         """Wait until the process accepts a TCP connection on its address (checked from inside its container);
         False when the container stopped first (a process that exits on its own, as after disk loss).
 
         Raises:
             TimeoutError: it neither listened nor stopped within ``timeout`` seconds.
         """
+        timeout = timeout or self.specs[name].start_timeout or START_TIMEOUT_S
         host, port = self.address(name)
         probe = ["python3", "-c", f"import socket; socket.create_connection(({host!r}, {port}), 1).close()"]
         deadline = time.monotonic() + timeout

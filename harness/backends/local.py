@@ -190,6 +190,7 @@ class LocalBackend:
         self._write_cleanup()
 
     def _wait_listening(self, specs: Sequence[ProcessSpec], timeout: float = READY_TIMEOUT_S) -> None:
+        timeout = max([timeout, *(s.start_timeout for s in specs if s.start_timeout)])
         deadline = time.monotonic() + timeout
         waiting = list(specs)
         while waiting:

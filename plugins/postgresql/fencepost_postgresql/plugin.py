@@ -44,6 +44,9 @@ SETTINGS = ("wal_level=replica", "max_wal_senders=16", "max_replication_slots=16
             "full_page_writes=on", "log_min_messages=warning", "log_connections=off",
             "idle_in_transaction_session_timeout=30s")
 """Every server's settings: streaming replication with slots, quick to notice a lost link, small."""
+START_TIMEOUT_S = 240.0
+"""How long a node may take to open its port at setup: ``initdb`` and ``pg_basebackup`` write about 40 MB each,
+which take tens of seconds through the lazy filesystem of a power-loss run."""
 UNSAFE_SETTINGS = {"async-commit": ("synchronous_commit=off", "wal_writer_delay=200ms")}
 """The server settings a mode switches on."""
 
@@ -123,7 +126,8 @@ class PostgresPlugin:
                     "--port", str(port), "--bin", str(binaries), "--primary", primary]
             for s in settings:
                 argv += ["--setting", s]
-            specs.append(ProcessSpec(n, NODE, tuple(argv), port, data_dir=data, discard_data=True))
+            specs.append(ProcessSpec(n, NODE, tuple(argv), port, data_dir=data, discard_data=True,
+                                     start_timeout=START_TIMEOUT_S))
         return specs
 
     async def ready(self, cluster: ClusterView, timeout: float) -> None:

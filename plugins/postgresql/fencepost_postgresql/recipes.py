@@ -47,7 +47,7 @@ BUGS: dict[str, Bug] = {
                "strict-serializable", targets={"partition": ("one",)})),
     "async-commit": Bug(
         "async-commit", "synchronous_commit = off: commits are acknowledged before their WAL is flushed",
-        Recipe("list-append", ("lose-unsynced",), 40.0, 6.0,
+        Recipe("list-append", ("lose-unsynced",), 40.0, 4.0,
                "the primary loses power: the transactions it acknowledged but had not flushed are gone; reads "
                "before the loss saw their appends and the final reads do not, which the txn checker reports",
                targets={"lose-unsynced": ("leader",)})),
