@@ -114,7 +114,7 @@ class PostgresPlugin:
         self.workload = test.workload
         names = [f"n{i + 1}" for i in range(test.nodes)]
         self.addresses = {n: (layout.host(n), layout.port(n)) for n in names}
-        binaries = bin_dir() if layout.backend == "local" else "/usr/lib/postgresql/15/bin"
+        binaries = bin_dir() if layout.backend == "local" else "auto"  # found inside the node's image
         settings = [*SETTINGS, *(s for bug in sorted(self.bugs_on) for s in UNSAFE_SETTINGS.get(bug, ()))]
         primary = "{}:{}".format(*self.addresses[PRIMARY])
         specs = []

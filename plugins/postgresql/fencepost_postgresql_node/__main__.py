@@ -14,14 +14,16 @@ Run as root by the backend, once per start of the node:
    server keeps one capability, ``CAP_DAC_READ_SEARCH``, to reach it; nothing else changes.
 
 libfaketime, when the backend preloads it for clock faults, is moved past ``setpriv``: a library preloaded
-into this root launcher makes a semaphore the unprivileged server may not open, so the launcher drops
-``LD_PRELOAD`` and the library's ``FAKETIME_SHARED`` from its own environment and sets them again only for
+into this root launcher makes a semaphore the unprivileged server may not open, and breaks the launcher's
+sleeps. So the launcher first runs itself again without it (:func:`unfaked`), and sets it again only for
 ``postgres`` (through ``env``, which ``exec``\\ s it in turn).
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import json
 import os
 import pwd
 import shutil
@@ -33,6 +35,8 @@ from pathlib import Path
 
 BASEBACKUP_PATIENCE_S = 90.0
 """How long a standby keeps trying to copy the primary before it gives up (and the node's start fails)."""
+FAKED = "FENCEPOST_POSTGRESQL_FAKETIME"
+"""Where the launcher keeps libfaketime's settings between its re-exec without the library and the server's."""
 FAKETIME_KEYS = ("LD_PRELOAD", "FAKETIME_TIMESTAMP_FILE", "FAKETIME_NO_CACHE", "FAKETIME_DONT_FAKE_MONOTONIC")
 
 
@@ -44,7 +48,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--data", required=True)
     p.add_argument("--host", required=True)
     p.add_argument("--port", type=int, required=True)
-    p.add_argument("--bin", required=True, help="the folder of PostgreSQL's binaries")
+    p.add_argument("--bin", required=True, help="the folder of PostgreSQL's binaries, or auto (the newest installed)")
     p.add_argument("--user", default="postgres")
     p.add_argument("--primary", default="", help="HOST:PORT of the primary (a standby's source)")
     p.add_argument("--setting", action="append", default=[], help="NAME=VALUE, passed to postgres as -c")
@@ -53,11 +57,20 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     """Prepare, then exec the server; exit 3 with one line when the directory cannot be prepared."""
+    if "faketime" in os.environ.get("LD_PRELOAD", ""):
+        unfaked()
     a = parse(sys.argv[1:] if argv is None else argv)
     try:
         user = pwd.getpwnam(a.user)
     except KeyError:
         sys.exit(f"fencepost-postgresql: no user {a.user!r} to run PostgreSQL as (apt-get install -y postgresql)")
+    if a.bin == "auto":
+        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
+        if not found:
+            sys.exit("fencepost-postgresql: PostgreSQL is not installed here (apt-get install -y postgresql)")
+        a.bin = str(Path(found[-1]).parent)
+    if not (Path(a.bin) / "postgres").is_file():
+        sys.exit(f"fencepost-postgresql: no PostgreSQL server at {a.bin}/postgres (apt-get install -y postgresql)")
     data = Path(a.data)
     data.mkdir(parents=True, exist_ok=True)
     os.chown(data, user.pw_uid, user.pw_gid)
@@ -76,12 +89,21 @@ def main(argv: list[str] | None = None) -> None:
     server = [str(Path(a.bin) / "postgres"), "-D", str(data)]
     for s in settings:
         server += ["-c", s]
-    faked = [f"{k}={os.environ.pop(k)}" for k in FAKETIME_KEYS if k in os.environ]
-    os.environ.pop("FAKETIME_SHARED", None)
+    faked = json.loads(os.environ.pop(FAKED, "[]"))
     argv = [*drop, *(["env", *faked] if faked else []), *server]
     sys.stdout.flush()
     sys.stderr.flush()
     os.execvp(argv[0], argv)
+
+
+def unfaked() -> None:
+    """Run this launcher again, in place (``exec``: the same pid), without libfaketime: under it the
+    launcher's own sleeps fail (``EINVAL``), and its semaphore is root's. What the library needs is kept in
+    :data:`FAKED` for the server's ``exec``."""
+    faked = [f"{k}={os.environ.pop(k)}" for k in FAKETIME_KEYS if k in os.environ]
+    os.environ.pop("FAKETIME_SHARED", None)
+    os.environ[FAKED] = json.dumps(faked)
+    os.execv(sys.executable, [sys.executable, "-m", "fencepost_postgresql_node", *sys.argv[1:]])
 
 
 def privileges(user: pwd.struct_passwd, data: Path) -> list[str]:
