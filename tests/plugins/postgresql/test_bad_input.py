@@ -39,3 +39,30 @@ def test_the_launcher_without_binaries_says_so_in_one_line(tmp_path: Path) -> No
                           cwd=code, env={**os.environ, "PYTHONPATH": code})
     assert done.returncode != 0 and done.stderr.strip().count("\n") == 0, done.stderr
     assert "no PostgreSQL server at" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_port_in_use_is_named_by_the_servers_own_line(tmp_path: Path) -> None:
+    import dataclasses
+    import socket
+
+    from fencepost_postgresql.plugin import PostgresPlugin
+
+    from harness.config import TestConfig
+    from harness.launch import prepare, run_test
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+
+        class OnABusyPort(PostgresPlugin):
+            def processes(self, test, layout):
+                spec = super().processes(test, layout)[0]
+                argv = list(spec.argv)
+                argv[argv.index("--host") + 1], argv[argv.index("--port") + 1] = "127.0.0.1", str(port)
+                return [dataclasses.replace(spec, argv=tuple(argv), port=port)]
+
+        config = TestConfig(system="postgresql", workload="list-append", nodes=1, time_limit=2)
+        with pytest.raises(RuntimeError, match=r"n1 exited with 1 .*FATAL:  could not create any TCP/IP sockets"):
+            run_test(config, tmp_path, prepared=prepare(config, system=OnABusyPort()))
