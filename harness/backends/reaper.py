@@ -116,12 +116,13 @@ def reap_run_dir(run_dir: Path) -> list[str]:
 
 def reap_store(store: Path) -> tuple[list[str], list[Path]]:
     """Reap what killed runs under ``store`` left: each run folder's processes, mounts and chain
-    (:func:`reap_run_dir`), then the iptables chains named after those runs that are still there.
+    (:func:`reap_run_dir`), then the iptables chains named after those runs that are still there, and every
+    chain whose owning harness is gone.
 
     Returns:
         what was done, in lines, and the run folders found (those that have a ``cleanup.json``).
     """
-    from harness.backends.iptables import leftover_chains
+    from harness.backends.iptables import leftover_chains, reap_dead_chains
 
     done: list[str] = []
     run_dirs = sorted({p.parent for p in store.rglob("cleanup.json")})
@@ -132,4 +133,6 @@ def reap_store(store: Path) -> tuple[list[str], list[Path]]:
         if any(chain.endswith(name) for name in names):
             delete_chain(chain)
             done.append(f"removed iptables chain {chain}")
+    # Chains a fault package made under a name of its own (PostgreSQL's client-partition), whose harness is gone.
+    done.extend(f"removed iptables chain {chain}" for chain in reap_dead_chains())
     return done, run_dirs

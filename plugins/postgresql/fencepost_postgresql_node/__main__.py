@@ -167,9 +167,12 @@ def empty(data: Path) -> None:
 
 
 def last_line(done: subprocess.CompletedProcess[str]) -> str:
-    """The last line a tool printed, which says why it failed."""
-    lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
-    return lines[-1].strip() if lines else f"exit {done.returncode}"
+    """Why a tool failed, in one line: its first line that says so (an error, a FATAL or PANIC line, "could
+    not ..."), else its last. Everything it printed goes to the node's log first."""
+    sys.stderr.write(done.stdout + done.stderr)
+    lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    says = [line for line in lines if any(w in line for w in ("FATAL", "PANIC", "ERROR", "error", "could not"))]
+    return (says or lines or [f"exit {done.returncode}"])[0]
 
 
 if __name__ == "__main__":
