@@ -46,3 +46,27 @@ def test_two_wipes_of_one_node_at_once_run_one_after_the_other(tmp_path: Path) -
             assert len(await poll_until(identities, 20) or ()) == 1, "one identity since the node's last wipe"
 
     asyncio.run(scenario())
+
+
+def test_a_system_with_power_loss_but_no_disk_faults_can_lose_power_and_only_that() -> None:
+    # PostgreSQL offers power loss but not disk faults (a wiped primary loses data by design): its power-loss
+    # windows failed with "does not offer the disk capability", since lose_unsynced is reached through the disk.
+    from harness import capabilities as caps
+    from harness.backends.local import lazyfs_unavailable
+    from harness.capabilities import CapabilityMissing
+    from harness.cluster import Cluster
+    from harness.config import TestConfig
+    from harness.testing.fake import FakeSystem
+
+    if lazyfs_unavailable() is not None:
+        pytest.skip(f"power loss: {lazyfs_unavailable()}")
+
+    class PowerOnly(FakeSystem):
+        capabilities = frozenset({caps.PROCESSES, caps.POWER_LOSS})
+
+    backend = LocalBackend()
+    assert Cluster(TestConfig(), PowerOnly(), backend).disk is backend.disk
+    with pytest.raises(CapabilityMissing, match="disk"):
+        _ = Cluster(TestConfig(), FakeSystem(), backend).disk  # neither: the disk capability is what is missing
+    with pytest.raises(CapabilityMissing, match="disk"):
+        asyncio.run(Cluster(TestConfig(), PowerOnly(), backend).wipe("n1"))  # erasing still needs disk
