@@ -32,3 +32,20 @@ def test_repeatable_read_is_write_skew_and_valid_as_snapshot_isolation(run_test:
     assert "G2-item" in serializable["anomalies"], sorted(serializable["anomalies"])
     snapshot = check_txn(history, "list-append", ["snapshot-isolation"])
     assert snapshot["valid"] is True, sorted(snapshot["anomalies"])
+
+
+@pytest.mark.docker
+@pytest.mark.nightly
+@pytest.mark.parametrize("bug", [None, "repeatable-read"], ids=["clean", "repeatable-read"])
+def test_both_run_on_docker(run_test: Callable[..., RunOutcome], bug: str | None) -> None:
+    """The node image gains PostgreSQL; the clean mode stays valid under kills and partitions there, and
+    repeatable-read shows write skew (nightly: the first build of the image takes minutes)."""
+    from harness.backends import docker_objects as objs
+
+    if (why := objs.engine_unavailable()) is not None:
+        pytest.skip(f"docker tests need a Docker engine: {why}")
+    outcome = run_test(system="postgresql", workload="list-append", backend="docker", time_limit=15, seed=1,
+                       nemesis=["kill", "partition"] if bug is None else [], nemesis_interval=3,
+                       bug=[bug] if bug else [], options={"consistency": "serializable"} if bug else {})
+    assert outcome.valid is (bug is None), f"see {outcome.report or outcome.run.path}"
+    assert outcome.ok_ops >= 100
