@@ -20,7 +20,8 @@ system-packages:
 			echo "setup: installing postgresql"; \
 			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql >/dev/null \
 			|| { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-			     --no-install-recommends postgresql >/dev/null; }; \
+			     --no-install-recommends postgresql >/dev/null; } \
+			|| echo "setup: could not install postgresql: its plugin's tests skip"; \
 		else echo "setup: PostgreSQL is missing (apt-get install -y postgresql): its plugin's tests skip"; fi; }
 
 # The shipped plugins (plugins/*) install as any outside plugin does: editable, each from its own pyproject.
