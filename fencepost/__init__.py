@@ -19,7 +19,8 @@ the shipped plugins to that, and the API reference page is generated from these 
 * **Checking**: :class:`Checker`, :class:`CheckContext` and the history's :class:`Op`.
 * **Tools** for plugins' clients, faults, benches and commands: :class:`BlockingCalls` (a blocking client
   library's calls on a worker's own thread, with a timeout), :func:`poll_until`, :func:`running`,
-  :func:`run_test`, :func:`fail`, the iptables and reaping helpers.
+  :func:`run_test`, :func:`fail`, :func:`nearest_rank` (a bench's latency quantiles), the iptables and reaping
+  helpers.
 
 The testing tools (a fake system, an in-memory backend, the conformance kit) are in
 :mod:`fencepost.testing`.
@@ -33,6 +34,7 @@ from harness.backends.docker_objects import engine_unavailable as docker_unavail
 from harness.backends.docker_objects import reap as reap_docker
 from harness.backends.local import LocalBackend
 from harness.backends.reaper import reap_store
+from harness.benches.figures import nearest_rank
 from harness.blocking import BlockingCalls
 from harness.capabilities import (
     CLOCK,
@@ -170,6 +172,7 @@ __all__ = [
     "load_system",
     "load_workload",
     "merge_validity",
+    "nearest_rank",
     "pair_calls",
     "poll_until",
     "reap_docker",

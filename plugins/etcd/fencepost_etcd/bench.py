@@ -27,17 +27,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from fencepost import Invocation
+from fencepost import Invocation, nearest_rank
 
 Op = Callable[[Invocation], Awaitable[str]]
-
-
-def quantile(values: list[float], q: float) -> float:
-    """The nearest-rank ``q`` quantile (0 for none)."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
 async def loop(make: Callable[[int], Awaitable[tuple[Op, Callable[[], Awaitable[None]]]]], concurrency: int,
@@ -68,8 +60,8 @@ async def loop(make: Callable[[int], Awaitable[tuple[Op, Callable[[], Awaitable[
     start = time.monotonic()
     await asyncio.gather(*(worker(w, start + seconds) for w in range(concurrency)))
     elapsed = time.monotonic() - start
-    return {"ok_per_s": outcomes["ok"] / elapsed, "p50_ms": quantile(latencies, 0.5),
-            "p99_ms": quantile(latencies, 0.99), "outcomes": outcomes}
+    return {"ok_per_s": outcomes["ok"] / elapsed, "p50_ms": nearest_rank(latencies, 0.5),
+            "p99_ms": nearest_rank(latencies, 0.99), "outcomes": outcomes}
 
 
 async def bare(a: argparse.Namespace, run_dir: Path, client: str) -> dict[str, Any]:
@@ -126,8 +118,8 @@ def harness_run(a: argparse.Namespace, store: Path) -> dict[str, Any]:
     outcome = run_test(config, store)
     ops = outcome.run.read_history()
     latencies = [(c.time - i.time) / 1e6 for i, c in _pairs(ops) if c.type.value == "ok"]
-    return {"ok_per_s": outcome.ok_ops / a.seconds, "p50_ms": quantile(latencies, 0.5),
-            "p99_ms": quantile(latencies, 0.99), "valid": outcome.valid}
+    return {"ok_per_s": outcome.ok_ops / a.seconds, "p50_ms": nearest_rank(latencies, 0.5),
+            "p99_ms": nearest_rank(latencies, 0.99), "valid": outcome.valid}
 
 
 def _pairs(ops: list[Any]) -> list[tuple[Any, Any]]:

@@ -37,29 +37,19 @@ from typing import Any, NoReturn
 
 import psycopg
 
-from fencepost import Invocation, TestConfig, fail
+from fencepost import Invocation, TestConfig, fail, nearest_rank
 
 WORKLOAD = "list-append"
 SEED = 1
 """The seed of both sides' generators (a test run seeds its own from the config's seed)."""
-
-
-def quantile(values: list[float], q: float) -> float:
-    """The nearest-rank ``q`` quantile (0 for none)."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
-
-
 DEADLOCK = "40P01"
 
 
 def summary(outcomes: dict[str, int], latencies: list[float], seconds: float, deadlocks: int) -> dict[str, Any]:
     """ok/s over ``seconds``, p50/p99 of the ok latencies (ms), the outcome counts, and how many of the
     fails were deadlocks (each found only after the server's ``deadlock_timeout`` of waiting)."""
-    return {"ok_per_s": outcomes["ok"] / seconds if seconds > 0 else 0.0, "p50_ms": quantile(latencies, 0.5),
-            "p99_ms": quantile(latencies, 0.99), "outcomes": dict(outcomes), "deadlocks": deadlocks}
+    return {"ok_per_s": outcomes["ok"] / seconds if seconds > 0 else 0.0, "p50_ms": nearest_rank(latencies, 0.5),
+            "p99_ms": nearest_rank(latencies, 0.99), "outcomes": dict(outcomes), "deadlocks": deadlocks}
 
 
 async def bare_txn(conn: psycopg.AsyncConnection[Any], op: Invocation) -> tuple[str, str | None]:

@@ -27,15 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fencepost import nearest_rank
+
 FIGURES = ("puts_per_s", "gets_per_s", "put_p50_ms", "put_p99_ms", "get_p50_ms", "get_p99_ms")
-
-
-def percentile(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) by nearest rank; 0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
 async def _phase(operators: list[tuple[str, int]], kind: str, clients: int, seconds: float, keys: int,
@@ -65,8 +59,8 @@ async def _phase(operators: list[tuple[str, int]], kind: str, clients: int, seco
     start = time.monotonic()
     await asyncio.gather(*(worker(w, start + seconds) for w in range(clients)))
     elapsed = time.monotonic() - start
-    return {"per_s": outcomes["ok"] / elapsed, "p50": percentile(latencies, 0.5), "p99": percentile(latencies, 0.99),
-            "outcomes": outcomes}
+    return {"per_s": outcomes["ok"] / elapsed, "p50": nearest_rank(latencies, 0.5),
+            "p99": nearest_rank(latencies, 0.99), "outcomes": outcomes}
 
 
 async def _measure(a: argparse.Namespace, storage: str, run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
