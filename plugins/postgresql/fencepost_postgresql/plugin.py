@@ -18,13 +18,14 @@ design, with no replica to take over; not membership.
 from __future__ import annotations
 
 import asyncio
-import glob
 import os
 import shutil
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from fencepost_postgresql_node.binaries import newest_bin_dir
 
 from fencepost import NODE, Bug, Layout, ProcessSpec
 from fencepost import capabilities as caps
@@ -49,16 +50,6 @@ START_TIMEOUT_S = 240.0
 which take tens of seconds through the lazy filesystem of a power-loss run."""
 UNSAFE_SETTINGS = {"async-commit": ("synchronous_commit=off", "wal_writer_delay=200ms")}
 """The server settings a mode switches on."""
-
-
-def bin_dir() -> str | None:
-    """The newest Debian PostgreSQL binaries folder (``/usr/lib/postgresql/<version>/bin``), or one on PATH."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"), key=lambda p: int(Path(p).parts[-3])
-                   if Path(p).parts[-3].isdigit() else 0)
-    if found:
-        return str(Path(found[-1]).parent)
-    on_path = shutil.which("postgres")
-    return str(Path(on_path).parent) if on_path else None
 
 
 class PostgresPlugin:
@@ -94,7 +85,7 @@ class PostgresPlugin:
         user, and root to start servers as that user)."""
         if backend != "local":
             return None
-        if bin_dir() is None:
+        if newest_bin_dir() is None:
             return MISSING
         try:
             import pwd
@@ -114,7 +105,7 @@ class PostgresPlugin:
         self.workload = test.workload
         names = [f"n{i + 1}" for i in range(test.nodes)]
         self.addresses = {n: (layout.host(n), layout.port(n)) for n in names}
-        binaries = bin_dir() if layout.backend == "local" else "auto"  # found inside the node's image
+        binaries = newest_bin_dir() if layout.backend == "local" else "auto"  # found inside the node's image
         settings = [*SETTINGS, *(s for bug in sorted(self.bugs_on) for s in UNSAFE_SETTINGS.get(bug, ()))]
         primary = "{}:{}".format(*self.addresses[PRIMARY])
         specs = []

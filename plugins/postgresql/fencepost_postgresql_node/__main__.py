@@ -22,7 +22,6 @@ sleeps. So the launcher first runs itself again without it (:func:`unfaked`), an
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import pwd
@@ -32,6 +31,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from fencepost_postgresql_node.binaries import newest_bin_dir
 
 BASEBACKUP_PATIENCE_S = 90.0
 """How long a standby keeps trying to copy the primary before it gives up (and the node's start fails)."""
@@ -65,10 +66,9 @@ def main(argv: list[str] | None = None) -> None:
     except KeyError:
         sys.exit(f"fencepost-postgresql: no user {a.user!r} to run PostgreSQL as (apt-get install -y postgresql)")
     if a.bin == "auto":
-        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
-        if not found:
+        a.bin = newest_bin_dir()
+        if a.bin is None:
             sys.exit("fencepost-postgresql: PostgreSQL is not installed here (apt-get install -y postgresql)")
-        a.bin = str(Path(found[-1]).parent)
     if not (Path(a.bin) / "postgres").is_file():
         sys.exit(f"fencepost-postgresql: no PostgreSQL server at {a.bin}/postgres (apt-get install -y postgresql)")
     data = Path(a.data)
@@ -116,9 +116,9 @@ def privileges(user: pwd.struct_passwd, data: Path) -> list[str]:
 
 
 def run(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    """Run a PostgreSQL tool; its output is kept for the error."""
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                          env={k: v for k, v in os.environ.items() if k not in (*FAKETIME_KEYS, "FAKETIME_SHARED")})
+    """Run a PostgreSQL tool (without libfaketime: :func:`unfaked` took it out of the environment); its output
+    is kept for the error."""
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def initdb(a: argparse.Namespace, drop: list[str]) -> None:
