@@ -143,17 +143,20 @@ class PostgresClient:
                     await conn.execute("ROLLBACK")
                 return
         self._conns.pop(node, None)
-        with contextlib.suppress(psycopg.Error, OSError, TimeoutError):
-            async with asyncio.timeout(1.0):
-                await conn.close()
+        await close_quietly(conn)
 
     async def close(self) -> None:
         """Close every connection."""
         conns, self._conns = list(self._conns.values()), {}
         for conn in conns:
-            with contextlib.suppress(psycopg.Error, OSError, TimeoutError):
-                async with asyncio.timeout(1.0):
-                    await conn.close()
+            await close_quietly(conn)
+
+
+async def close_quietly(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Close ``conn`` within a second, whatever state its server or the network left it in."""
+    with contextlib.suppress(psycopg.Error, OSError, TimeoutError):
+        async with asyncio.timeout(1.0):
+            await conn.close()
 
 
 def first_line(e: BaseException) -> str:
